@@ -1,0 +1,1 @@
+"""vllm_bootdiag: classify vLLM boot logs and plan the next launch."""

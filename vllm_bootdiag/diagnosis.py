@@ -1,0 +1,50 @@
+"""The answer for one boot log: its root cause, every other match, and context."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from .outcomes import Outcome
+from .timeline import BootFacts
+
+
+class Diagnosis(BaseModel):
+    """What a boot log says: the primary outcome (the root cause) and the rest.
+
+    `matches` holds every outcome found, in line order, the primary included.
+    `version_out_of_range` is set when only rules outside the detected version's
+    range matched: the answer is still given, but the table may need a rule.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    primary: Outcome
+    matches: tuple[Outcome, ...] = ()
+    vllm_version: str | None = None
+    version_source: str | None = None
+    phase: str | None = None
+    facts: BootFacts = BootFacts()
+    lines_examined: int = 0
+    version_out_of_range: bool = False
+    remediation: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def failed(self) -> bool:
+        """True when the log shows a failure (not booted, not an empty unknown)."""
+        return self.primary.is_failure
+
+    def summary(self) -> str:
+        """A short human report: the outcome, its numbers, the remediation."""
+        lines = [self.primary.summary()]
+        ver = self.vllm_version or "unknown"
+        lines.append(f"vLLM {ver}; last phase: {self.phase or 'none'}; "
+                     f"category: {self.primary.category.value}; "
+                     f"restart on the same config can succeed: "
+                     f"{'yes' if self.primary.retry_same_config_can_succeed else 'no'}")
+        if self.primary.evidence:
+            ev = self.primary.evidence[0]
+            text = ev.text if len(ev.text) <= 200 else ev.text[:197] + "..."
+            lines.append(f"line {ev.line}: {text}")
+        if self.remediation:
+            lines.append(f"next: {self.remediation}")
+        return "\n".join(lines)

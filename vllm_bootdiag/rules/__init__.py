@@ -1,0 +1,29 @@
+"""The rule table: every family module's rules, validated once at import.
+
+Adding a rule: append it to its family module (with examples), add a corpus
+log that shows it, and a CHANGELOG line. Ids are never reused; a reworded
+message gets a sibling rule and the old one's range is closed.
+"""
+
+from __future__ import annotations
+
+from . import config, cuda_memory, environment, host_memory, kv_cache, lifecycle, model_access
+from .schema import Rule
+
+RULES: tuple[Rule, ...] = (
+    *kv_cache.RULES,
+    *cuda_memory.RULES,
+    *host_memory.RULES,
+    *config.RULES,
+    *model_access.RULES,
+    *environment.RULES,
+    *lifecycle.RULES,
+)
+
+BY_ID: dict[str, Rule] = {}
+for _rule in RULES:
+    if _rule.id in BY_ID:
+        raise ValueError(f"duplicate rule id {_rule.id}")
+    BY_ID[_rule.id] = _rule
+
+__all__ = ["BY_ID", "RULES", "Rule"]

@@ -1,0 +1,131 @@
+"""Config fatals: the launch asks for something the model or vLLM cannot do.
+
+These are raised before any weights load (argument parsing, `ModelConfig`
+validation), so they cost seconds, and no memory change can fix them.
+"""
+
+from __future__ import annotations
+
+from .schema import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="CF001",
+        name="max-model-len-over-model-context",
+        vllm="",
+        outcome="max_model_len_exceeds_model",
+        literal="is greater than the derived max_model_len",
+        patterns=(
+            r"User-specified max_model_len \((?P<max_model_len>\d+)\) is greater than the "
+            r"derived max_model_len \((?P<derived_from>\w+)=(?P<derived_max_model_len>\d+)",
+        ),
+        examples=(
+            "Value error, User-specified max_model_len (200000) is greater than the derived "
+            "max_model_len (max_position_embeddings=131072.0 or model_max_length=None in model's "
+            "config.json). To allow overriding this maximum, set the env var "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with "
+            "extreme caution. [type=value_error, input_value=ArgsKwargs((), {}), "
+            "input_type=ArgsKwargs]",
+            "ValueError: User-specified max_model_len (40000) is greater than the derived "
+            "max_model_len (max_position_embeddings=32768 or model_max_length=None in model's "
+            "config.json). This may lead to incorrect model outputs or CUDA errors. To allow "
+            "overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+        ),
+        summary="--max-model-len is longer than the model's own context window.",
+        remediation="Use a --max-model-len at or below the model's context (or omit it); "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if the model really supports more (RoPE scaling).",
+        references=("vllm/config/model.py _get_and_verify_max_len (0.11+)", "vllm/config.py (0.8.5)"),
+    ),
+    Rule(
+        id="CF002",
+        name="argparse-invalid-value",
+        vllm="",
+        outcome="invalid_argument",
+        literal="error: argument ",
+        patterns=(r"error: argument (?P<argument>[^:]+?): (?P<message>.+)$",),
+        examples=(
+            "vllm serve: error: argument --dtype: invalid choice: 'float7' (choose from auto, "
+            "bfloat16, float, float16, float32, half)",
+            "vllm serve: error: argument --max-num-seqs: invalid int value: 'abc'",
+        ),
+        counter_examples=("ERROR 11-29 16:00:00 [core.py:10] error: could not open socket",),
+        summary="vLLM's argument parser rejected a flag value.",
+        remediation="Fix the flag value named in the message; relaunching unchanged cannot help.",
+        references=("vllm/utils/argparse_utils.py FlexibleArgumentParser (argparse error)",),
+    ),
+    Rule(
+        id="CF003",
+        name="argparse-unrecognized",
+        vllm="",
+        outcome="invalid_argument",
+        literal="unrecognized arguments:",
+        patterns=(r"error: unrecognized arguments: (?P<argument>.+)$",),
+        examples=("vllm serve: error: unrecognized arguments: --max-modle-len 4096",),
+        summary="An argument this vLLM does not know (a typo, or a flag of another release).",
+        remediation="Remove or rename the flag for this vLLM release.",
+        references=("argparse (Python standard library)",),
+    ),
+    Rule(
+        id="CF004",
+        name="config-validation-error",
+        vllm="",
+        outcome="invalid_argument",
+        rank=30,
+        literal="validation error",
+        patterns=(r"\d+ validation errors? for (?P<argument>\w+)",),
+        examples=("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",),
+        summary="A config object rejected the launch settings (details on the next lines).",
+        remediation="Fix the setting named in the message; relaunching unchanged cannot help.",
+        references=("vllm/config/*.py pydantic dataclasses (0.10+)",),
+    ),
+    Rule(
+        id="CF005",
+        name="unsupported-architecture",
+        vllm="",
+        outcome="unsupported_architecture",
+        literal="are not supported for now",
+        patterns=(r"Model architectures (?P<architectures>\[[^\]]*\]) are not supported for now",),
+        examples=(
+            "Value error, Model architectures ['FooBarForCausalLM'] are not supported for now. "
+            "Supported architectures: dict_keys(['AquilaModel', 'AquilaForCausalLM'])",
+        ),
+        summary="This vLLM has no implementation for the model's architecture.",
+        remediation="Use a vLLM release that supports the architecture, its plugin, or "
+        "--model-impl transformers where that backend supports it.",
+        references=("vllm/model_executor/models/registry.py:1206 (0.32.0)",),
+    ),
+    Rule(
+        id="CF006",
+        name="architecture-inspection-failed",
+        vllm="",
+        outcome="unsupported_architecture",
+        rank=40,
+        literal="failed to be inspected",
+        patterns=(r"Model architectures (?P<architectures>\[[^\]]*\]) failed to be inspected",),
+        examples=(
+            "ValueError: Model architectures ['Qwen3ForCausalLM'] failed to be inspected. Please "
+            "check the logs for more details.",
+        ),
+        summary="vLLM could not import the model class for the architecture (see the lines "
+        "above: often a missing dependency).",
+        remediation="Read the import error above it; install what it lacks or use a release "
+        "that supports the architecture.",
+        references=("vllm/model_executor/models/registry.py _raise_for_unsupported",),
+    ),
+    Rule(
+        id="CF007",
+        name="architecture-out-of-tree",
+        vllm="",
+        outcome="unsupported_architecture",
+        literal="is not supported in-tree anymore",
+        patterns=(r"Model architecture (?P<architectures>\w+) is not supported in-tree anymore",),
+        examples=(
+            "ValueError: Model architecture MiniCPMVForCausalLM is not supported in-tree anymore. "
+            "Please install the plugin at https://example.org if you want to use this model "
+            "architecture.",
+        ),
+        summary="The architecture moved to an out-of-tree plugin.",
+        remediation="Install the plugin the message names.",
+        references=("vllm/model_executor/models/registry.py:1199 (0.32.0)",),
+    ),
+)

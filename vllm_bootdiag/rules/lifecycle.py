@@ -1,0 +1,71 @@
+"""Lifecycle: the server came up, or a process vanished without a cause."""
+
+from __future__ import annotations
+
+from .schema import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="LC001",
+        name="api-server-started",
+        vllm="",
+        outcome="booted",
+        literal="Application startup complete",
+        patterns=(r"Application startup complete\.?",),
+        examples=("(APIServer pid=2210) INFO:     Application startup complete.",),
+        summary="The API server finished starting: the boot succeeded.",
+        remediation="Nothing to do.",
+        references=("uvicorn (logged through vLLM's API server process)",),
+    ),
+    Rule(
+        id="LC002",
+        name="engine-core-killed",
+        vllm=">=0.9.0.1",
+        outcome="engine_died",
+        literal="Engine core initialization failed",
+        patterns=(
+            r"Engine core initialization failed\. See root cause above\. Failed core proc\(s\): "
+            r"\{'(?P<process>[\w ]+)': (?P<exit_code>-\d+)\}",
+        ),
+        examples=(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+            "proc(s): {'EngineCore': -9}",
+        ),
+        counter_examples=(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+            "proc(s): {'EngineCore': 1}",
+        ),
+        summary="The engine core was killed by a signal during boot (-9: often the kernel's "
+        "OOM killer) and printed no cause.",
+        remediation="Check host memory (dmesg for the OOM killer) or the container's memory "
+        "limit; lower what the boot needs in host RAM, or give it more.",
+        references=("vllm/v1/engine/utils.py wait_for_engine_startup (0.9.2+)",),
+    ),
+    Rule(
+        id="LC003",
+        name="worker-died",
+        vllm="",
+        outcome="engine_died",
+        literal="died unexpectedly",
+        patterns=(
+            r"Worker proc (?P<process>\S+) died unexpectedly(?:\s*\(exit code: "
+            r"(?P<exit_code>-?\d+)\))?",
+            r"Engine core proc(?:ess)? (?P<process>\S+?)\.? died unexpectedly",
+        ),
+        examples=(
+            "ERROR 11-29 17:00:00 [multiproc_executor.py:150] Worker proc VllmWorker-1 died "
+            "unexpectedly (exit code: -9), shutting down executor.",
+            "ERROR 04-01 12:00:00 [core_client.py:564] Engine core proc EngineCore_0 died "
+            "unexpectedly, shutting down client.",
+            "RuntimeError: Engine core process EngineCore died unexpectedly.",
+        ),
+        summary="A worker or engine process vanished; vLLM shut the rest down.",
+        remediation="Look for the kernel's OOM killer or a crash above; a restart may succeed "
+        "if the pressure was transient.",
+        references=(
+            "vllm/v1/executor/multiproc_executor.py monitor_workers",
+            "vllm/v1/engine/core_client.py monitor_engine_cores (0.10.1.1-0.19.0)",
+            "vllm/v1/utils.py wait_for_completion_or_failure (0.20.0+)",
+        ),
+    ),
+)

@@ -1,0 +1,147 @@
+"""Model access fatals: the model id, path, revision or permissions are wrong.
+
+The hub's texts come from huggingface_hub and transformers, wrapped by vLLM's
+own `Invalid repository ID or local directory specified` in newer releases.
+"""
+
+from __future__ import annotations
+
+from .schema import Rule
+
+_REPO = r"(?P<model>[\w.-]+/[\w.-]+)"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="AC001",
+        name="invalid-repository-or-directory",
+        vllm="",
+        outcome="model_not_found",
+        literal="Invalid repository ID or local directory specified",
+        patterns=(r"Invalid repository ID or local directory specified: '(?P<model>[^']*)'",),
+        examples=(
+            "ValueError: Invalid repository ID or local directory specified: "
+            "'some-org/does-not-exist'.",
+        ),
+        summary="No model by that id on the hub (or the cache, offline) and no such directory.",
+        remediation="Check the model id or path; offline (HF_HUB_OFFLINE=1), download it into "
+        "the cache first.",
+        references=("vllm/transformers_utils/config.py:849 (0.32.0)",),
+    ),
+    Rule(
+        id="AC002",
+        name="hub-repository-not-found",
+        vllm="",
+        outcome="model_not_found",
+        literal="Repository Not Found",
+        patterns=(r"Repository Not Found for url: https?://[^/\s]+/(?:api/models/)?" + _REPO,
+                  r"Repository Not Found"),
+        examples=(
+            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: "
+            "Root=1-0000) Repository Not Found for url: "
+            "https://huggingface.co/api/models/some-org/nope/revision/main.",
+        ),
+        summary="The hub has no repository by that id (or it is private to others).",
+        remediation="Check the model id; for a private repo, set HF_TOKEN with access.",
+        references=("huggingface_hub RepositoryNotFoundError",),
+    ),
+    Rule(
+        id="AC003",
+        name="hub-offline-not-cached",
+        vllm="",
+        outcome="model_not_found",
+        literal="outgoing traffic has been disabled",
+        patterns=(r"outgoing traffic has been disabled",),
+        examples=(
+            "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached "
+            "snapshot folder for the specified revision on the local disk and outgoing traffic "
+            "has been disabled. To enable repo look-ups and downloads online, set "
+            "'HF_HUB_OFFLINE=0' as environment variable.",
+        ),
+        summary="Offline mode and the model is not in the local cache.",
+        remediation="Download the model into the cache (or mount it) before starting offline.",
+        references=("huggingface_hub LocalEntryNotFoundError",),
+    ),
+    Rule(
+        id="AC004",
+        name="not-a-local-folder-or-model-id",
+        vllm="",
+        outcome="model_not_found",
+        literal="is not a local folder and is not a valid model identifier",
+        patterns=(r"(?P<model>\S+) is not a local folder and is not a valid model identifier",),
+        examples=(
+            "OSError: some-org/does-not-exist is not a local folder and is not a valid model "
+            "identifier listed on 'https://huggingface.co/models'",
+        ),
+        summary="Neither a directory nor a model id the hub knows.",
+        remediation="Check the model id or path.",
+        references=("transformers utils/hub.py cached_file",),
+    ),
+    Rule(
+        id="AC005",
+        name="gated-repository",
+        vllm="",
+        outcome="gated_model",
+        literal="gated repo",
+        patterns=(r"Cannot access gated repo for url https?://[^/\s]+/(?:api/models/)?" + _REPO,
+                  r"gated repo"),
+        examples=(
+            "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-0) "
+            "Cannot access gated repo for url "
+            "https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+        ),
+        summary="The model is gated: the token has not been granted access.",
+        remediation="Accept the model's terms on the hub with the token's account and set "
+        "HF_TOKEN; restarting without that cannot help.",
+        references=("huggingface_hub GatedRepoError",),
+    ),
+    Rule(
+        id="AC006",
+        name="gated-access-restricted",
+        vllm="",
+        outcome="gated_model",
+        literal="is restricted",
+        patterns=(r"Access to model " + _REPO + r" is restricted",),
+        examples=(
+            "Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it "
+            "and be authenticated to access it. Please log in.",
+        ),
+        summary="The model is gated or private and the request was not authorised.",
+        remediation="Set HF_TOKEN for an account with access to the model.",
+        references=("transformers utils/hub.py (gated repo message)",),
+    ),
+    Rule(
+        id="AC007",
+        name="revision-not-found",
+        vllm="",
+        outcome="revision_not_found",
+        literal="Revision Not Found",
+        patterns=(
+            r"Revision Not Found for url: https?://[^/\s]+/api/models/" + _REPO
+            + r"/revision/(?P<revision>[^/\s.]+)",
+            r"Revision Not Found",
+        ),
+        examples=(
+            "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1) "
+            "Revision Not Found for url: https://huggingface.co/api/models/Qwen/Qwen3-8B/revision/"
+            "v9.",
+        ),
+        summary="The requested revision (branch, tag, commit) does not exist.",
+        remediation="Fix --revision (or --tokenizer-revision / --code-revision).",
+        references=("huggingface_hub RevisionNotFoundError",),
+    ),
+    Rule(
+        id="AC008",
+        name="invalid-revision-id",
+        vllm="",
+        outcome="revision_not_found",
+        literal="is not a valid git identifier",
+        patterns=(r"(?P<revision>\S+) is not a valid git identifier",),
+        examples=(
+            "OSError: v9 is not a valid git identifier (branch name, tag name or commit id) that "
+            "exists for this model name.",
+        ),
+        summary="The requested revision does not exist for this model.",
+        remediation="Fix --revision.",
+        references=("transformers utils/hub.py cached_file",),
+    ),
+)

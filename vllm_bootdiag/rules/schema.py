@@ -1,0 +1,102 @@
+"""The Rule model: one vLLM message, in one version range, as data.
+
+A rule is validated once, when the table is imported: its range parses, its
+patterns compile, its named groups are fields of its outcome, its literal is
+in every example, and every example matches and every counter-example does not.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Literal
+
+import regex
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .. import outcomes, versions
+
+Status = Literal["active", "retired"]
+
+Attribution = Literal["none", "cuda_oom_phase"]
+"""`cuda_oom_phase`: the outcome kind is decided by where the OOM happened
+(weight load, profiling, graph capture), read from traceback frames and the last
+boot-phase line; the rule's own outcome is the fallback."""
+
+
+class Rule(BaseModel):
+    """A vLLM message in one version range and the outcome it means."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ignored_types=(cached_property,))
+
+    id: str = Field(pattern=r"^[A-Z]{2,4}\d{3}$")
+    name: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    vllm: str = ""
+    """PEP 440 range of the releases that print this wording; empty means all."""
+    outcome: str
+    literal: str = Field(min_length=4)
+    """A substring every matching line contains: a cheap test before any regex."""
+    patterns: tuple[str, ...] = Field(min_length=1)
+    examples: tuple[str, ...] = Field(min_length=1)
+    counter_examples: tuple[str, ...] = ()
+    summary: str
+    remediation: str
+    references: tuple[str, ...] = ()
+    status: Status = "active"
+    attribution: Attribution = "none"
+    terminal: bool = True
+    """A terminal line ends the boot: a BootWatcher reports it at once."""
+    rank: int | None = None
+    """Overrides the outcome's root-cause precedence (an echo ranks lower)."""
+
+    @field_validator("outcome")
+    @classmethod
+    def _known_outcome(cls, v: str) -> str:
+        if v not in outcomes.OUTCOME_TYPES:
+            raise ValueError(f"unknown outcome kind {v!r}")
+        return v
+
+    @field_validator("vllm")
+    @classmethod
+    def _valid_range(cls, v: str) -> str:
+        if v:
+            versions.specifier(v)
+        return v
+
+    @cached_property
+    def compiled(self) -> tuple[regex.Pattern[str], ...]:
+        return tuple(regex.compile(p) for p in self.patterns)
+
+    @model_validator(mode="after")
+    def _check(self) -> Rule:
+        fields = outcomes.field_names(self.outcome)
+        for p in self.patterns:
+            try:
+                compiled = regex.compile(p)
+            except regex.error as e:
+                raise ValueError(f"{self.id}: pattern does not compile: {e}") from None
+            unknown = set(compiled.groupindex) - fields
+            if unknown:
+                raise ValueError(f"{self.id}: groups {sorted(unknown)} are not {self.outcome} fields")
+        for ex in self.examples:
+            if self.literal not in ex:
+                raise ValueError(f"{self.id}: literal {self.literal!r} not in example {ex!r}")
+            if self.match(ex) is None:
+                raise ValueError(f"{self.id}: example does not match: {ex!r}")
+        for ex in self.counter_examples:
+            if self.match(ex) is not None:
+                raise ValueError(f"{self.id}: counter-example matches: {ex!r}")
+        return self
+
+    def match(self, message: str) -> dict[str, str] | None:
+        """The named groups of the first pattern that matches, or None."""
+        if self.literal not in message:
+            return None
+        for pattern in self.compiled:
+            m = pattern.search(message)
+            if m:
+                return {k: v for k, v in m.groupdict().items() if v is not None}
+        return None
+
+    def applies_to(self, version: versions.Version | None) -> bool:
+        """Active and within range (an unknown version is in every range)."""
+        return self.status == "active" and versions.in_range(version, self.vllm)

@@ -1,0 +1,99 @@
+"""Which vLLM printed this log, and which rule wordings apply to it.
+
+vLLM rewords its messages between releases, so every rule carries a PEP 440
+range. The version comes from the log itself (the API server's version line,
+the engine's `Initializing a V1 LLM engine (vX)`), or from the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import regex
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+_VERSION = r"v?(?P<version>\d+\.\d+(?:\.\d+)*(?:(?:rc|a|b|\.post|\.dev)\d+)*(?:\+[\w.]+)?)"
+
+_DETECTORS = (
+    regex.compile(r"vLLM API server version " + _VERSION),
+    regex.compile(r"Initializing an? (?:V\d )?LLM engine \(" + _VERSION + r"\)"),
+    regex.compile(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Detected:
+    """A version and where it came from: `log` (line number) or `hint`."""
+
+    version: Version
+    source: str
+    line: int | None = None
+
+
+def normalize(text: str | Version) -> Version:
+    """A comparable version: the local label (`+cpu`) does not change wording."""
+    v = text if isinstance(text, Version) else Version(str(text).strip().lstrip("v"))
+    return Version(v.public)
+
+
+def parse_version(text: str) -> Version | None:
+    """`normalize`, or None for text that is not a version."""
+    try:
+        return normalize(text)
+    except InvalidVersion:
+        return None
+
+
+def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
+    """The vLLM version a log states; the caller's hint wins when it is valid.
+
+    The first matching line wins: the API server states it before anything else.
+    """
+    if hint:
+        v = parse_version(hint)
+        if v is not None:
+            return Detected(v, "hint")
+    for number, line in enumerate(lines, start=1):
+        if "ersion" not in line and "LLM engine" not in line:
+            continue
+        for pattern in _DETECTORS:
+            m = pattern.search(line)
+            if m:
+                v = parse_version(m["version"])
+                if v is not None:
+                    return Detected(v, "log", number)
+    return None
+
+
+@lru_cache(maxsize=256)
+def specifier(text: str) -> SpecifierSet:
+    """A cached SpecifierSet; raises ValueError for an invalid range."""
+    try:
+        return SpecifierSet(text, prereleases=True)
+    except InvalidSpecifier as e:
+        raise ValueError(f"invalid vLLM version range {text!r}: {e}") from None
+
+
+def in_range(version: Version | None, spec: str) -> bool:
+    """Whether a rule with range `spec` applies; an unknown version matches all."""
+    if version is None or not spec:
+        return True
+    return specifier(spec).contains(version, prereleases=True)
+
+
+def upper_bound(spec: str) -> Version:
+    """The newest version a range reaches, for ordering wordings newest first.
+
+    Open ranges sort above every closed one.
+    """
+    best = Version("9999")
+    for s in specifier(spec):
+        if s.operator in ("<", "<="):
+            v = Version(s.version)
+            best = v if best == Version("9999") or v < best else best
+        elif s.operator == "==" and not s.version.endswith("*"):
+            best = Version(s.version)
+    return best

@@ -1,0 +1,171 @@
+"""Redaction of real-shaped vLLM log lines: identifying parts go, vLLM's structure stays."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_bootdiag.redact import redact
+
+VENV = "/work/envs/v0.32.0/lib/python3.11/site-packages"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            f'  File "{VENV}/vllm/v1/engine/core.py", line 1510, in run_engine_core',
+            '  File "<venv>/lib/python3.11/site-packages/vllm/v1/engine/core.py", line 1510, '
+            "in run_engine_core",
+        ),
+        (
+            '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py", '
+            "line 314, in _bootstrap",
+            '  File "<python>/lib/python3.11/multiprocessing/process.py", line 314, in _bootstrap',
+        ),
+        (
+            '  File "/home/alice/venvs/vllm/bin/vllm", line 8, in <module>',
+            '  File "<venv>/bin/vllm", line 8, in <module>',
+        ),
+        (
+            "(EngineCore pid=6115) INFO 11-29 15:57:01 [backends.py:61] Using cache directory: "
+            "/root/.cache/vllm/torch_compile_cache/3f2a9c/rank_0_0/backbone for vLLM's "
+            "torch.compile",
+            "(EngineCore pid=6115) INFO 11-29 15:57:01 [backends.py:61] Using cache directory: "
+            "<home>/.cache/vllm/torch_compile_cache/3f2a9c/rank_0_0/backbone for vLLM's "
+            "torch.compile",
+        ),
+        (
+            "OSError: [Errno 28] No space left on device: '/tmp/torchinductor_bob/ab/cab.py'",
+            "OSError: [Errno 28] No space left on device: '<tmp>/torchinductor_bob/ab/cab.py'",
+        ),
+        (
+            "non-default args: {'model_tag': '/work/envs/models/smollm2-135m-shape'}",
+            "non-default args: {'model_tag': '<work>/envs/models/smollm2-135m-shape'}",
+        ),
+        (
+            "distributed_init_method=file:///tmp/vllm_dist_4f090f73 backend=gloo",
+            "distributed_init_method=file://<tmp>/vllm_dist_4f090f73 backend=gloo",
+        ),
+        (
+            "/home/bob/models/llama is not a local folder",
+            "<home>/models/llama is not a local folder",
+        ),
+    ],
+)
+def test_paths(line: str, expected: str) -> None:
+    assert redact(line) == expected
+
+
+def test_vllm_file_line_references_are_kept() -> None:
+    line = "(EngineCore pid=6115) ERROR 11-29 15:57:09 [core.py:1510] EngineCore failed to start."
+    assert redact(line) == line
+
+
+def test_ansi_crlf_and_box_drawing_are_kept() -> None:
+    line = (
+        "\x1b[1;36m(APIServer pid=88)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-29 15:55:52\x1b[0m "
+        "\x1b[90m[api_utils.py:347]\x1b[0m \u2588\u2584 version 0.32.0\r\n"
+    )
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "distributed_init_method=tcp://10.128.0.7:43121 backend=gloo",
+            "distributed_init_method=tcp://<ip>:43121 backend=gloo",
+        ),
+        (
+            "world_size=1 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:40231",
+            "world_size=1 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:40231",
+        ),
+        ("Starting vLLM API server 0 on http://0.0.0.0:8000", None),
+        ("peer fe80::1ff:fe23:4567:890a%eth0 refused", "peer <ip>%eth0 refused"),
+        ("bound to [2001:db8:85a3::8a2e:370:7334]:8000", "bound to [<ip>]:8000"),
+        ("listening on [::1]:8000 and [::]:8000", None),
+        ("vLLM 0.10.1.1 on 192.168.1.20", "vLLM 0.10.1.1 on <ip>"),
+    ],
+)
+def test_addresses(line: str, expected: str | None) -> None:
+    assert redact(line) == (line if expected is None else expected)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(APIServer pid=5719) INFO 11-29 15:55:52 [api_utils.py:347] version 0.32.0",
+        "torch._C._cuda_init() c10::Error at 12:34:56 in std::vector",
+        "Auto-fit max_model_len: reduced from 131072 to 32640 (1.0 GiB) 2.13.0+cpu",
+        "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
+    ],
+)
+def test_lookalikes_are_not_touched(line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345 vllm serve",
+            "HF_TOKEN=<token> vllm serve",
+        ),
+        (
+            "openai key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234 leaked",
+            "openai key <token> leaked",
+        ),
+        (
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+            "Authorization: Bearer <token>",
+        ),
+        (
+            "non-default args: {'api_key': ['s3cret-value'], 'port': 8000}",
+            "non-default args: {'api_key': ['<token>'], 'port': 8000}",
+        ),
+        (
+            "vllm serve m --api-key s3cret-value --port 8000",
+            "vllm serve m --api-key <token> --port 8000",
+        ),
+        ("api_key=None", "api_key=None"),
+    ],
+)
+def test_tokens(line: str, expected: str) -> None:
+    assert redact(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Connected to ip-10-0-3-17.ec2.internal:29500", "Connected to <host>:29500"),
+        ("node gpu-node-4.cluster.local is down", "node <host> is down"),
+        ("host=ip-172-31-9-4", "host=<host>"),
+    ],
+)
+def test_host_names(line: str, expected: str) -> None:
+    assert redact(line) == expected
+
+
+def test_extra_literals_longest_first() -> None:
+    text = "runner build-box-7 and build-box-7.example.org said hi"
+    assert (
+        redact(text, ["build-box-7", "build-box-7.example.org"])
+        == "runner <redacted> and <redacted> said hi"
+    )
+    assert redact(text, [""]) == text
+
+
+def test_whole_traceback_block() -> None:
+    block = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/bin/vllm", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        f'  File "{VENV}/vllm/entrypoints/cli/main.py", line 120, in main\n'
+        "    args.dispatch_function(args)\n"
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+    )
+    out = redact(block)
+    assert "/work/" not in out and "/opt/venv" not in out
+    assert '"<venv>/bin/vllm"' in out
+    assert "<venv>/lib/python3.11/site-packages/vllm/entrypoints/cli/main.py" in out
+    assert out.count("\n") == block.count("\n")

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Print the version x outcome table of ``corpus/`` for corpus/README.md.
+
+Why: the README's counts must come from the labels, not from memory. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def vkey(version: str) -> tuple[int, ...]:
+    """Sort key for version directory names."""
+    return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def main() -> None:
+    """Markdown table: one row per version, one column per outcome, C=captured R=reconstructed."""
+    cells: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(
+        collections.Counter
+    )
+    totals: collections.Counter[str] = collections.Counter()
+    for label_path in sorted(CORPUS.glob("*/*.json")):
+        label = json.loads(label_path.read_text(encoding="utf-8"))
+        kind = label["provenance"]["kind"]
+        cells[(label["vllm_version"], label["expected"]["kind"])][kind] += 1
+        totals[kind] += 1
+    versions = sorted({v for v, _ in cells}, key=vkey, reverse=True)
+    outcomes = sorted({o for _, o in cells})
+    print("| version | " + " | ".join(outcomes) + " |")
+    print("|---" * (len(outcomes) + 1) + "|")
+    for v in versions:
+        row = []
+        for o in outcomes:
+            c = cells.get((v, o), collections.Counter())
+            parts = [f"{c['captured']}C" if c["captured"] else "",
+                     f"{c['reconstructed']}R" if c["reconstructed"] else ""]
+            row.append(" ".join(p for p in parts if p) or "·")
+        print(f"| {v} | " + " | ".join(row) + " |")
+    print(f"\ncaptured: {totals['captured']}, reconstructed: {totals['reconstructed']}")
+
+
+if __name__ == "__main__":
+    main()

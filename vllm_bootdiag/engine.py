@@ -43,12 +43,13 @@ def rules_for(version: Version | None) -> tuple[Rule, ...]:
     when the version is unknown."""
     active = [r for r in RULES if r.applies_to(version)]
     if version is None:
-        active.sort(key=lambda r: versions.upper_bound(r.vllm) if r.vllm else Version("9999"),
-                    reverse=True)
+        active.sort(
+            key=lambda r: versions.upper_bound(r.vllm) if r.vllm else Version("9999"), reverse=True
+        )
     return tuple(active)
 
 
-_VERSION_LITERALS = ("API server version", "LLM engine (v", "vLLM version", "server version")
+_VERSION_LITERALS = ("API server version", "LLM engine (v", "vLLM version", "  version ")
 
 
 def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
@@ -62,11 +63,18 @@ def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
 
 
 def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
+    """Rule matches in line order. Where two wordings of one message match the
+    same line (possible when the version is unknown), the first rule wins: rules
+    come newest wording first."""
     hits: list[_Hit] = []
+    seen: set[tuple[int, str]] = set()
     for rule in rules:
         for i in tail.find(rule.literal):
+            if (i, rule.outcome) in seen:
+                continue
             groups = rule.match(tail.parsed(i).message)
             if groups is not None:
+                seen.add((i, rule.outcome))
                 hits.append(_Hit(i, rule, tuple(sorted(groups.items()))))
     hits.sort(key=lambda h: h.index)
     return hits
@@ -97,8 +105,9 @@ _PHASE_TO_OOM = {
 }
 
 
-def _oom_kind(tail: Tail, index: int, phases: list[tuple[int, str]], fallback: str) -> tuple[
-    str, str | None]:
+def _oom_kind(
+    tail: Tail, index: int, phases: list[tuple[int, str]], fallback: str
+) -> tuple[str, str | None]:
     """The OOM kind for a bare torch OOM at `index`, and the phase it was read from.
 
     Traceback frames between the nearest `Traceback` line and the OOM decide
@@ -129,26 +138,52 @@ def _oom_kind(tail: Tail, index: int, phases: list[tuple[int, str]], fallback: s
 # --- enrichment ---------------------------------------------------------------
 
 _VALUE_ERROR = regex.compile(r"^\s*(?:Value error|Assertion failed), (?P<m>.*?)(?:\s*\[type=.*)?$")
+_FIELD = regex.compile(r"^[A-Za-z_][\w.]*$")
+_PYDANTIC_MSG = regex.compile(
+    r"^\s+(?P<m>\S.*?)\s*\[type=[^,\]]+(?:, input_value=(?P<v>.*?), input_type=\w+)?\]"
+)
 
 
-def _validation_message(tail: Tail, index: int) -> str | None:
-    """The `Value error, ...` line pydantic prints under `N validation error for X`."""
+def _validation_details(tail: Tail, index: int) -> dict[str, str]:
+    """The field and message pydantic prints under `N validation error for X`.
+
+    A field error reads `<field>` then `  Input should be ... [type=..., input_value=...]`;
+    a model-level error reads `  Value error, <vLLM's own message> [type=value_error, ...]`.
+    """
+    out: dict[str, str] = {}
     for j in range(index + 1, min(index + 6, len(tail))):
-        m = _VALUE_ERROR.match(tail.parsed(j).message)
+        raw = tail.lines[j].rstrip()
+        m = _VALUE_ERROR.match(raw)
         if m:
-            return m["m"]
-    return None
+            out["message"] = str(m["m"])
+            return out
+        if "argument" not in out and _FIELD.match(raw):
+            out["argument"] = raw
+            continue
+        m = _PYDANTIC_MSG.match(raw)
+        if m:
+            value = f" (got {m['v']})" if m["v"] else ""
+            out["message"] = f"{m['m']}{value}"
+            return out
+    return out
 
 
-def _outcome(tail: Tail, hit: _Hit, evidence: list[int], phases: list[tuple[int, str]],
-             facts: timeline.BootFacts) -> _Outcome:
+def _outcome(
+    tail: Tail,
+    hit: _Hit,
+    evidence: list[int],
+    phases: list[tuple[int, str]],
+    facts: timeline.BootFacts,
+) -> _Outcome:
     fields: dict[str, Any] = dict(hit.groups)
     kind = hit.rule.outcome
     if hit.rule.attribution == "cuda_oom_phase":
         kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
         fields["phase_hint"] = phase_hint
     if kind == "invalid_argument" and "message" not in fields:
-        fields["message"] = _validation_message(tail, hit.index)
+        fields.update(_validation_details(tail, hit.index))
+    if kind in ("model_not_found", "gated_model", "revision_not_found"):
+        fields.setdefault("model", facts.model)
     if kind in ("no_kv_cache_memory", "auto_fit_failed"):
         fields.setdefault("available_gib", facts.available_kv_cache_gib)
     if kind == "booted":
@@ -182,14 +217,20 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
         if not msg or any(e in msg for e in _ECHOES):
             continue
         if _EXCEPTION.match(msg):
-            return outcomes.Unknown(last_error_line=msg, last_error_line_number=i + 1,
-                                    evidence=(Evidence(line=i + 1, text=msg),))
+            return outcomes.Unknown(
+                last_error_line=msg,
+                last_error_line_number=i + 1,
+                evidence=(Evidence(line=i + 1, text=msg),),
+            )
         if fallback is None and line.is_error:
             fallback = i
     if fallback is not None:
         msg = tail.parsed(fallback).message
-        return outcomes.Unknown(last_error_line=msg, last_error_line_number=fallback + 1,
-                                evidence=(Evidence(line=fallback + 1, text=msg),))
+        return outcomes.Unknown(
+            last_error_line=msg,
+            last_error_line_number=fallback + 1,
+            evidence=(Evidence(line=fallback + 1, text=msg),),
+        )
     return outcomes.Unknown()
 
 
@@ -243,18 +284,21 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
     primary = _primary(found) if found else _unknown(tail)
     rule = BY_ID.get(primary.rule_id or "")
-    return Diagnosis.model_validate({
-        "primary": primary,
-        "matches": found,
-        "vllm_version": str(version) if version else None,
-        "version_source": detected.source if detected else None,
-        "phase": tl.last_phase,
-        "facts": tl.facts,
-        "lines_examined": len(tail),
-        "version_out_of_range": out_of_range,
-        "remediation": rule.remediation if rule else
-        (_GENERIC_REMEDY if primary.is_failure else ""),
-    })
+    return Diagnosis.model_validate(
+        {
+            "primary": primary,
+            "matches": found,
+            "vllm_version": str(version) if version else None,
+            "version_source": detected.source if detected else None,
+            "phase": tl.last_phase,
+            "facts": tl.facts,
+            "lines_examined": len(tail),
+            "version_out_of_range": out_of_range,
+            "remediation": rule.remediation
+            if rule
+            else (_GENERIC_REMEDY if primary.is_failure else ""),
+        }
+    )
 
 
 def classify(log: str | Sequence[str], version: str | None = None) -> Diagnosis:
@@ -263,13 +307,17 @@ def classify(log: str | Sequence[str], version: str | None = None) -> Diagnosis:
     Text longer than the default tail is cut to its last 400 lines, as a worker
     keeps them. Never raises on content: unreadable input gives `unknown`.
     """
-    lines = logtail.split_lines(log) if isinstance(log, str) else [
-        line[: logtail.MAX_LINE_CHARS].replace("\r", "").replace("\x00", "") for line in log]
+    lines = (
+        logtail.split_lines(log)
+        if isinstance(log, str)
+        else [line[: logtail.MAX_LINE_CHARS].replace("\r", "").replace("\x00", "") for line in log]
+    )
     return _diagnose(Tail(lines), version)
 
 
-def classify_file(path: str | os.PathLike[str], version: str | None = None,
-                  lines: int = logtail.DEFAULT_LINES) -> Diagnosis:
+def classify_file(
+    path: str | os.PathLike[str], version: str | None = None, lines: int = logtail.DEFAULT_LINES
+) -> Diagnosis:
     """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
     return _diagnose(Tail(logtail.read_tail(path, lines)), version)
 

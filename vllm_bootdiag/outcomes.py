@@ -9,10 +9,18 @@ Diagnosis round-trips through JSON.
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
 import regex
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, computed_field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    computed_field,
+    model_validator,
+)
 
 
 class Category(str, enum.Enum):
@@ -49,7 +57,7 @@ def _to_int(value: Any) -> Any:
 
 
 def _to_names(value: Any) -> Any:
-    """"['A', 'B']" or 'A, B' -> ('A', 'B')."""
+    """ "['A', 'B']" or 'A, B' -> ('A', 'B')."""
     if isinstance(value, str):
         return tuple(regex.findall(r"[A-Za-z_][\w.]*", value))
     return value
@@ -77,6 +85,20 @@ class _Outcome(BaseModel):
 
     rule_id: str | None = None
     evidence: tuple[Evidence, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        """Accept our own JSON back: category and retryability are derived, not input."""
+        if isinstance(data, dict) and (
+            "category" in data or "retry_same_config_can_succeed" in data
+        ):
+            data = {
+                k: v
+                for k, v in data.items()
+                if k not in ("category", "retry_same_config_can_succeed")
+            }
+        return data
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -310,25 +332,25 @@ class Unknown(_Outcome):
 
 
 Outcome = Annotated[
-    Union[
-        KvCacheShortfall,
-        NoKvCacheMemory,
-        AutoFitFailed,
-        CudaGraphCaptureOom,
-        WeightLoadOom,
-        ProfilingOom,
-        InsufficientFreeMemory,
-        MaxModelLenExceedsModel,
-        InvalidArgument,
-        UnsupportedArchitecture,
-        ModelNotFound,
-        GatedModel,
-        RevisionNotFound,
-        DiskFull,
-        EngineDied,
-        Booted,
-        Unknown,
-    ],
+    (
+        KvCacheShortfall
+        | NoKvCacheMemory
+        | AutoFitFailed
+        | CudaGraphCaptureOom
+        | WeightLoadOom
+        | ProfilingOom
+        | InsufficientFreeMemory
+        | MaxModelLenExceedsModel
+        | InvalidArgument
+        | UnsupportedArchitecture
+        | ModelNotFound
+        | GatedModel
+        | RevisionNotFound
+        | DiskFull
+        | EngineDied
+        | Booted
+        | Unknown
+    ),
     Field(discriminator="kind"),
 ]
 

@@ -96,6 +96,7 @@ class BootFacts(BaseModel):
     port: int | None = None
     init_engine_seconds: float | None = None
     non_default_args: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,8 @@ _FACTS: tuple[_Fact, ...] = (
         "init engine (profile",
         regex.compile(r"warmup model\) took " + _G + r" s"),
     ),
+    _Fact("model", "non-default args:", regex.compile(r"'model': '([^']+)'"), last=False),
+    _Fact("model", "  model  ", regex.compile(r"[█▀▄]\s+model\s+(\S+)\s*$"), last=False),
     _Fact(
         "non_default_args",
         "non-default args:",
@@ -164,7 +167,14 @@ _FACTS: tuple[_Fact, ...] = (
     ),
 )
 
-_CPU_LITERALS = ("cpu_worker.py", "CPU KV cache size", "GiB for KV cache on node", "cpu_model_runner")
+_TEXT_FACTS = frozenset({"non_default_args", "model"})
+
+_CPU_LITERALS = (
+    "cpu_worker.py",
+    "CPU KV cache size",
+    "GiB for KV cache on node",
+    "cpu_model_runner",
+)
 _CUDA_LITERALS = ("gpu_worker.py", "GPU KV cache size", "gpu_model_runner.py", "CUDA graph")
 
 
@@ -212,7 +222,7 @@ def facts(tail: Tail) -> BootFacts:
         for i in reversed(indices) if fact.last else indices:
             m = fact.pattern.search(tail.parsed(i).message)
             if m:
-                value = m[1].replace(",", "")
+                value = m[1] if fact.name in _TEXT_FACTS else m[1].replace(",", "")
                 found.setdefault(fact.name, value)
                 break
     if any(tail.find(lit) for lit in _CPU_LITERALS):
@@ -243,11 +253,15 @@ def build_from_tail(tail: Tail) -> Timeline:
         if phase in seen:
             continue
         seen.add(phase)
-        events.append(PhaseEvent(phase=phase, line=i + 1, timestamp=ts,
-                                 seconds_from_start=_seconds(ts, start)))
+        events.append(
+            PhaseEvent(
+                phase=phase, line=i + 1, timestamp=ts, seconds_from_start=_seconds(ts, start)
+            )
+        )
     last = max((e for e in events), key=lambda e: PHASES.index(e.phase), default=None)
-    return Timeline(events=tuple(events), last_phase=last.phase if last else None,
-                    facts=facts(tail))
+    return Timeline(
+        events=tuple(events), last_phase=last.phase if last else None, facts=facts(tail)
+    )
 
 
 def build(lines: Sequence[str]) -> Timeline:

@@ -21,6 +21,8 @@ _DETECTORS = (
     regex.compile(r"vLLM API server version " + _VERSION),
     regex.compile(r"Initializing an? (?:V\d )?LLM engine \(" + _VERSION + r"\)"),
     regex.compile(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
+    # The ASCII-art banner (0.2x+): block characters, then `version 0.32.0`.
+    regex.compile(r"[█▀▄]\s+version\s+" + _VERSION + r"\s*$"),
 )
 
 
@@ -57,7 +59,7 @@ def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
         if v is not None:
             return Detected(v, "hint")
     for number, line in enumerate(lines, start=1):
-        if "ersion" not in line and "LLM engine" not in line:
+        if "version" not in line and "LLM engine" not in line:
             continue
         for pattern in _DETECTORS:
             m = pattern.search(line)

@@ -34,7 +34,10 @@ RULES: tuple[Rule, ...] = (
         summary="--max-model-len is longer than the model's own context window.",
         remediation="Use a --max-model-len at or below the model's context (or omit it); "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if the model really supports more (RoPE scaling).",
-        references=("vllm/config/model.py _get_and_verify_max_len (0.11+)", "vllm/config.py (0.8.5)"),
+        references=(
+            "vllm/config/model.py _get_and_verify_max_len (0.11+)",
+            "vllm/config.py (0.8.5)",
+        ),
     ),
     Rule(
         id="CF002",
@@ -73,7 +76,9 @@ RULES: tuple[Rule, ...] = (
         rank=30,
         literal="validation error",
         patterns=(r"\d+ validation errors? for (?P<argument>\w+)",),
-        examples=("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",),
+        examples=(
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+        ),
         summary="A config object rejected the launch settings (details on the next lines).",
         remediation="Fix the setting named in the message; relaunching unchanged cannot help.",
         references=("vllm/config/*.py pydantic dataclasses (0.10+)",),

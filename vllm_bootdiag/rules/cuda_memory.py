@@ -69,8 +69,11 @@ RULES: tuple[Rule, ...] = (
         vllm=">=0.13",
         outcome="weight_load_oom",
         literal="Failed to load model - not enough GPU memory",
-        patterns=(r"Failed to load model - not enough GPU memory\.(?:.*?\(original error: "
-                  + _TORCH_OOM + r")?",),
+        patterns=(
+            r"Failed to load model - not enough GPU memory\.(?:.*?\(original error: "
+            + _TORCH_OOM
+            + r")?",
+        ),
         examples=(
             "(EngineCore pid=3120) ERROR 11-29 17:01:40 [gpu_model_runner.py:5139] Failed to load "
             "model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory "

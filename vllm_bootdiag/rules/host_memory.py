@@ -51,8 +51,11 @@ RULES: tuple[Rule, ...] = (
         outcome="insufficient_free_memory",
         literal="on startup is less than desired GPU memory utilization",
         patterns=(
-            r"Free memory on device (?P<device>\S+) \((?P<free_gib>" + _G + r")/(?P<total_gib>"
-            + _G + r") GiB\) on startup is less than desired GPU memory utilization "
+            r"Free memory on device (?P<device>\S+) \((?P<free_gib>"
+            + _G
+            + r")/(?P<total_gib>"
+            + _G
+            + r") GiB\) on startup is less than desired GPU memory utilization "
             r"\((?P<gpu_memory_utilization>[\d.]+), (?P<requested_gib>" + _G + r") GiB\)",
         ),
         examples=(
@@ -72,8 +75,11 @@ RULES: tuple[Rule, ...] = (
         outcome="insufficient_free_memory",
         literal="is less than the engine's budget",
         patterns=(
-            r"Free memory on device (?P<device>\S+) \((?P<free_gib>" + _G + r")/(?P<total_gib>"
-            + _G + r") GiB\) on startup is less than the engine's budget after excluding "
+            r"Free memory on device (?P<device>\S+) \((?P<free_gib>"
+            + _G
+            + r")/(?P<total_gib>"
+            + _G
+            + r") GiB\) on startup is less than the engine's budget after excluding "
             r"external process's weights \((?P<gpu_memory_utilization>[\d.]+), "
             r"(?P<requested_gib>" + _G + r") GiB\)",
         ),
@@ -118,7 +124,8 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             r"Available memory on node (?P<device>\d+) \((?P<free_gib>" + _G + r")/"
             r"(?P<total_gib>" + _G + r") GiB\) on startup is less than desired CPU memory "
-            r"utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<requested_gib>" + _G
+            r"utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<requested_gib>"
+            + _G
             + r") GiB\)",
         ),
         examples=(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .schema import Rule
 
 _F2 = r"-?\d+\.\d\d"  # '%.2f' up to 0.13
-_G = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"  # format_gib from 0.14: round(x, 2) printed as is
+_G = r"-?\d+\.(?:\d|\d[1-9])"  # format_gib from 0.14: round(x, 2) repr: 3.0, 0.5, 0.18, never 0.50
 
 _SHORTFALL_REMEDY = (
     "Lower --max-num-seqs to the concurrency you serve, then consider --enforce-eager, then "
@@ -48,7 +48,10 @@ RULES: tuple[Rule, ...] = (
         summary="One request of max_model_len tokens needs more KV cache than is left "
         "(0.8.5 and 0.9.0.1 print no estimate, a source bug).",
         remediation=_SHORTFALL_REMEDY,
-        references=("vllm/v1/core/kv_cache_utils.py:545 (0.8.5)", "kv_cache_utils.py:550 (0.9.0.1)"),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py:545 (0.8.5)",
+            "kv_cache_utils.py:550 (0.9.0.1)",
+        ),
     ),
     Rule(
         id="KV002",
@@ -242,7 +245,10 @@ RULES: tuple[Rule, ...] = (
         summary="Weights and activations left no memory at all for the KV cache.",
         remediation="Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
         "--max-num-batched-tokens, a quantized checkpoint, or more GPUs.",
-        references=("vllm/v1/core/kv_cache_utils.py:687 (0.13.0)", "kv_cache_utils.py:696 (0.21.0)"),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py:687 (0.13.0)",
+            "kv_cache_utils.py:696 (0.21.0)",
+        ),
     ),
     Rule(
         id="KV008",
@@ -265,7 +271,10 @@ RULES: tuple[Rule, ...] = (
         summary="Weights and activations left no memory at all for the KV cache.",
         remediation="Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
         "--max-num-batched-tokens, a quantized checkpoint, or more GPUs.",
-        references=("vllm/v1/core/kv_cache_utils.py:698 (0.22.0)", "kv_cache_utils.py:1010 (0.32.0)"),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py:698 (0.22.0)",
+            "kv_cache_utils.py:1010 (0.32.0)",
+        ),
     ),
     Rule(
         id="KV009",

@@ -33,8 +33,10 @@ RULES: tuple[Rule, ...] = (
         vllm="",
         outcome="model_not_found",
         literal="Repository Not Found",
-        patterns=(r"Repository Not Found for url: https?://[^/\s]+/(?:api/models/)?" + _REPO,
-                  r"Repository Not Found"),
+        patterns=(
+            r"Repository Not Found for url: https?://[^/\s]+/(?:api/models/)?" + _REPO,
+            r"Repository Not Found",
+        ),
         examples=(
             "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: "
             "Root=1-0000) Repository Not Found for url: "
@@ -82,8 +84,10 @@ RULES: tuple[Rule, ...] = (
         vllm="",
         outcome="gated_model",
         literal="gated repo",
-        patterns=(r"Cannot access gated repo for url https?://[^/\s]+/(?:api/models/)?" + _REPO,
-                  r"gated repo"),
+        patterns=(
+            r"Cannot access gated repo for url https?://[^/\s]+/(?:api/models/)?" + _REPO,
+            r"gated repo",
+        ),
         examples=(
             "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-0) "
             "Cannot access gated repo for url "
@@ -116,7 +120,8 @@ RULES: tuple[Rule, ...] = (
         outcome="revision_not_found",
         literal="Revision Not Found",
         patterns=(
-            r"Revision Not Found for url: https?://[^/\s]+/api/models/" + _REPO
+            r"Revision Not Found for url: https?://[^/\s]+/api/models/"
+            + _REPO
             + r"/revision/(?P<revision>[^/\s.]+)",
             r"Revision Not Found",
         ),
@@ -143,5 +148,26 @@ RULES: tuple[Rule, ...] = (
         summary="The requested revision does not exist for this model.",
         remediation="Fix --revision.",
         references=("transformers utils/hub.py cached_file",),
+    ),
+    Rule(
+        id="AC009",
+        name="hub-invalid-repo-id",
+        vllm="",
+        outcome="model_not_found",
+        literal="Repo id must",
+        patterns=(
+            r"Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+            r"'(?P<model>[^']*)'",
+            r"Repo id must (?:use alphanumeric chars|not contain)[^:]*: '(?P<model>[^']*)'",
+        ),
+        examples=(
+            "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or "
+            "'namespace/repo_name': '<models>/does-not-exist'. Use `repo_type` argument if needed.",
+        ),
+        summary="Neither an existing directory nor a valid hub id: usually a local path that "
+        "does not exist (a missing volume mount), taken for a hub id.",
+        remediation="Check the path exists inside the container (the volume is mounted) or fix "
+        "the model id.",
+        references=("huggingface_hub utils/_validators.py validate_repo_id",),
     ),
 )

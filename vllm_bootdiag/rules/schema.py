@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Literal
 
 import regex
+from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import outcomes, versions
@@ -76,7 +77,9 @@ class Rule(BaseModel):
                 raise ValueError(f"{self.id}: pattern does not compile: {e}") from None
             unknown = set(compiled.groupindex) - fields
             if unknown:
-                raise ValueError(f"{self.id}: groups {sorted(unknown)} are not {self.outcome} fields")
+                raise ValueError(
+                    f"{self.id}: groups {sorted(unknown)} are not {self.outcome} fields"
+                )
         for ex in self.examples:
             if self.literal not in ex:
                 raise ValueError(f"{self.id}: literal {self.literal!r} not in example {ex!r}")
@@ -97,6 +100,6 @@ class Rule(BaseModel):
                 return {k: v for k, v in m.groupdict().items() if v is not None}
         return None
 
-    def applies_to(self, version: versions.Version | None) -> bool:
+    def applies_to(self, version: Version | None) -> bool:
         """Active and within range (an unknown version is in every range)."""
         return self.status == "active" and versions.in_range(version, self.vllm)

@@ -1,0 +1,438 @@
+"""plan(): one handler per outcome, steps sized by the log's numbers, typed degradations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_bootdiag import classify, outcomes
+from vllm_bootdiag.launch import LaunchConfig
+from vllm_bootdiag.planner import (
+    HANDLERS,
+    Attempt,
+    GiveUp,
+    NothingToPlan,
+    Policy,
+    Relaunch,
+    needs_less_memory,
+    plan,
+    recommend_defaults,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "tests" / "fakes" / "logs"
+CORPUS = ROOT / "corpus"
+
+BANNER = (
+    "(APIServer pid=2210) INFO 11-29 16:18:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  "
+    "version 0.32.0\n"
+)
+BASE = LaunchConfig.from_argv(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
+                               "--max-model-len", "131072"])
+
+
+def _log(name: str) -> str:
+    return (LOGS / name).read_text(encoding="utf-8")
+
+
+def _relaunch(result: Relaunch | GiveUp) -> Relaunch:
+    assert isinstance(result, Relaunch), result
+    return result
+
+
+def _give_up(result: Relaunch | GiveUp) -> GiveUp:
+    assert isinstance(result, GiveUp), result
+    return result
+
+
+# --- KV-cache shortfall: the three steps, in order ------------------------------------
+
+
+def test_small_gap_lowers_max_num_seqs_to_concurrency_and_keeps_graphs() -> None:
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_num_seqs"
+    assert r.config.max_num_seqs == 32
+    assert r.config.enforce_eager is None
+    # 1.2 GiB of graphs, largest capture size 512 -> 64: about 1.05 GiB, over the 0.8 gap.
+    assert r.expected_to_free_gib == pytest.approx(1.05, abs=0.01)
+    assert r.estimate.startswith("guess")
+    assert r.degradations == ()
+    assert [(c.field, c.old, c.new) for c in r.changes] == [("max_num_seqs", None, 32)]
+    assert r.attempt == 2
+
+
+def test_small_gap_without_known_concurrency_goes_eager_with_its_cost_stated() -> None:
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy()))
+    assert r.step == "enforce_eager"
+    assert r.config.enforce_eager is True
+    assert r.expected_to_free_gib == 1.2
+    assert [g.kind for g in r.degradations] == ["eager_mode"]
+    assert "1.5-2x lower throughput" in r.degradations[0].message
+
+
+def test_small_gap_without_eager_lowers_context_to_vllm_estimate_rounded() -> None:
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy(allow_eager=False)))
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_model_len == 123904  # 124518 rounded down to a multiple of 1024
+    assert [g.kind for g in r.degradations] == ["shorter_context"]
+    assert "123904" in r.degradations[0].message and "131072" in r.degradations[0].message
+
+
+def test_second_shortfall_after_lower_seqs_goes_eager_and_keeps_history() -> None:
+    first = BASE
+    second = BASE.model_copy(update={"max_num_seqs": 32})
+    history = [Attempt(config=first, outcome="kv_cache_shortfall", seconds=251.0),
+               Attempt(config=second, outcome="kv_cache_shortfall", seconds=80.0,
+                       step="lower_max_num_seqs")]
+    d = classify(_log("kv_shortfall__tiny-gap-after-seqs.log"))
+    r = _relaunch(plan(d, second, Policy(max_concurrency=30), history))
+    assert r.step == "enforce_eager"
+    assert r.config.max_num_seqs == 32 and r.config.enforce_eager is True
+    assert r.attempt == 3
+    assert [g.kind for g in r.degradations] == ["eager_mode"]
+
+
+def test_big_gap_skips_steps_that_cannot_cover_it() -> None:
+    # gap 3.5 GiB; graphs hold 1.2 GiB: neither fewer seqs nor eager can cover it.
+    d = classify(_log("kv_shortfall__big-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_model_len == 102400
+    assert r.config.max_num_seqs is None and r.config.enforce_eager is None
+    assert r.expected_to_free_gib == pytest.approx(3.5, abs=0.01)
+
+
+def test_estimate_is_not_a_fixed_point_second_shortfall_lowers_again() -> None:
+    shorter = BASE.model_copy(update={"max_model_len": 102400})
+    history = [Attempt(config=BASE, outcome="kv_cache_shortfall"),
+               Attempt(config=shorter, outcome="kv_cache_shortfall",
+                       step="lower_max_model_len")]
+    d = classify(_log("kv_shortfall__after-shorter-len.log"))
+    r = _relaunch(plan(d, shorter, Policy(), history))
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_model_len == 97280  # 97484 rounded down
+    assert "asked for 131072" in r.degradations[0].message  # relative to the first launch
+
+
+def test_context_floor_is_never_crossed() -> None:
+    d = classify(_log("kv_shortfall__big-gap.log"))
+    g = _give_up(plan(d, BASE, Policy(min_max_model_len=110000, allow_eager=False)))
+    assert g.cause == "kv_cache_shortfall"
+    assert "102400 tokens fit, below the accepted 110000" in g.reason
+    assert any("--kv-cache-dtype fp8" in a and "8 GiB instead of 16" in a for a in g.advice)
+    assert any("--tensor-parallel-size 2" in a for a in g.advice)
+
+
+def test_negative_available_combines_eager_with_a_shorter_context() -> None:
+    cfg = BASE.model_copy(update={"max_model_len": 32768})
+    d = classify(_log("kv_shortfall__negative-available.log"))
+    r = _relaunch(plan(d, cfg, Policy()))
+    # -0.5 GiB left with graphs; eager adds 2.5 GiB: 2.0 GiB holds half of 32768.
+    assert r.step == "enforce_eager_and_lower_max_model_len"
+    assert r.config.enforce_eager is True and r.config.max_model_len == 16384
+    assert {g.kind for g in r.degradations} == {"eager_mode", "shorter_context"}
+
+
+def test_negative_available_without_eager_gives_up_with_advice() -> None:
+    cfg = BASE.model_copy(update={"max_model_len": 32768})
+    d = classify(_log("kv_shortfall__negative-available.log"))
+    g = _give_up(plan(d, cfg, Policy(allow_eager=False)))
+    assert "-0.5 GiB is available" in g.reason
+    assert any("quantized checkpoint" in a and "14.99 GiB" in a for a in g.advice)
+
+
+def test_fixed_kv_bytes_means_graph_steps_free_nothing_for_kv() -> None:
+    cfg = BASE.model_copy(update={"kv_cache_memory_bytes": 16 * 2**30})
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    r = _relaunch(plan(d, cfg, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_model_len"
+
+
+def test_no_graph_estimate_in_log_goes_straight_to_context() -> None:
+    text = BANNER.replace("0.32.0", "0.13.0") + (
+        "(EngineCore_DP0 pid=3862035) ERROR 11-25 18:39:23 [core.py:866] ValueError: To serve "
+        "at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (5.48 GiB). Based on the "
+        "available memory, the estimated maximum model length is 44880. Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    d = classify(text)
+    assert d.primary.kind == "kv_cache_shortfall"
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_model_len == 44032
+    # 0.13 defaults gpu_memory_utilization to 0.9, under the 0.95 cap: left unset.
+    assert r.config.gpu_memory_utilization is None
+
+
+def test_no_estimate_printed_uses_auto_where_the_version_has_it() -> None:
+    # 0.8.5/0.9.0.1 print no estimate (a vLLM bug); with no numbers at all fall back to auto.
+    text = BANNER.replace("0.32.0", "0.15.0") + (
+        "ERROR 05-02 10:11:12 [core.py:396] ValueError: To serve at least one request with the "
+        "models's max seq len (131072), (16.0 GiB KV cache is needed, which is larger than the "
+        "available KV cache memory (3.21 GiB). Try increasing `gpu_memory_utilization` or "
+        "decreasing `max_model_len` when initializing the engine.")
+    d = classify(text)
+    assert d.primary.kind == "kv_cache_shortfall"
+    r = _relaunch(plan(d, BASE, Policy()))
+    # needed and available are printed: 131072 * 3.21 / 16 = 26296 -> 25600
+    assert r.config.max_model_len == 25600
+    no_numbers = outcomes.KvCacheShortfall()
+    d2 = d.model_copy(update={"primary": no_numbers})
+    r2 = _relaunch(plan(d2, BASE, Policy()))
+    assert r2.step == "auto_max_model_len" and r2.config.max_model_len == "auto"
+    d3 = d2.model_copy(update={"vllm_version": "0.13.0"})
+    assert isinstance(plan(d3, BASE, Policy()), GiveUp)
+
+
+def test_gpu_memory_utilization_cap_applies_to_every_relaunch() -> None:
+    d = classify(_log("kv_shortfall__big-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy(max_gpu_memory_utilization=0.9)))
+    assert r.config.gpu_memory_utilization == 0.9  # 0.32 defaults to 0.92
+
+
+@pytest.mark.parametrize(
+    ("log", "length", "expected"),
+    [
+        ("kv_cache_shortfall__llama1b-kvspace1__cpu.log", 131072, 31744),
+        ("kv_cache_shortfall__qwen05b-kvbytes__cpu.log", 32768, 15360),
+        ("kv_cache_shortfall__qwen15-kvspace1-color__cpu.log", 32768, 10240),
+    ],
+)
+def test_real_cpu_shortfalls_lower_context(log: str, length: int, expected: int) -> None:
+    path = CORPUS / "0.32.0" / log
+    if not path.exists():
+        pytest.skip(f"corpus log {log} not captured yet")
+    d = classify(path.read_text(encoding="utf-8"))
+    args = d.facts.non_default_args
+    cfg = LaunchConfig.from_log_args(args) if args else LaunchConfig()
+    r = _relaunch(plan(d, cfg, Policy(max_concurrency=8)))
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_model_len == expected
+    assert r.config.max_model_len < length
+
+
+# --- other outcomes ----------------------------------------------------------------
+
+CAPTURE_OOM = BANNER + (
+    "(EngineCore pid=3120) INFO 11-29 17:01:50 [kv_cache_utils.py:2327] GPU KV cache size: "
+    "135,024 tokens, Maximum concurrency for 131,072 tokens per request: 1.03x\n"
+    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] Traceback (most recent call "
+    "last):\n"
+    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510]   File \"/x/vllm/v1/worker/"
+    "gpu_model_runner.py\", line 6581, in capture_model\n"
+    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] torch.OutOfMemoryError: CUDA out "
+    "of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 31.36 GiB of which "
+    "1.05 GiB is free. Including non-PyTorch memory, this process has 30.30 GiB memory in use. "
+    "Of the allocated memory 27.60 GiB is allocated by PyTorch, with 1.21 GiB allocated in "
+    "private pools (e.g., CUDA Graphs), and 1.37 GiB is reserved by PyTorch but unallocated.\n"
+)
+
+
+def test_graph_capture_oom_order_seqs_then_eager() -> None:
+    d = classify(CAPTURE_OOM)
+    assert d.primary.kind == "cuda_graph_capture_oom"
+    policy = Policy(max_concurrency=30)
+    r1 = _relaunch(plan(d, BASE, policy))
+    assert r1.step == "lower_max_num_seqs" and r1.config.max_num_seqs == 32
+    hist = [Attempt(config=BASE), Attempt(config=r1.config, step=r1.step)]
+    r2 = _relaunch(plan(d, r1.config, policy, hist))
+    assert r2.step == "enforce_eager"
+    hist.append(Attempt(config=r2.config, step=r2.step))
+    g = _give_up(plan(d, r2.config, policy, hist))
+    assert g.cause == "cuda_graph_capture_oom"
+
+
+def test_graph_capture_oom_without_concurrency_halves_capture_size_once() -> None:
+    d = classify(CAPTURE_OOM)
+    r1 = _relaunch(plan(d, BASE, Policy()))
+    assert r1.step == "smaller_capture_sizes"
+    assert r1.config.max_cudagraph_capture_size == 256
+    assert r1.degradations == ()  # batches above 256 never run with max_num_seqs 256
+    hist = [Attempt(config=BASE), Attempt(config=r1.config, step=r1.step)]
+    r2 = _relaunch(plan(d, r1.config, Policy(), hist))
+    assert r2.step == "enforce_eager"
+    g = _give_up(plan(d, r1.config, Policy(allow_eager=False), hist))
+    assert any("gpu-memory-utilization" in a for a in g.advice)
+
+
+SAMPLER_OOM = BANNER + (
+    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] RuntimeError: CUDA out of "
+    "memory occurred when warming up sampler with 256 dummy requests. Please try lowering "
+    "`max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n"
+)
+
+
+def test_sampler_warmup_oom_lowers_seqs_then_batched_tokens() -> None:
+    d = classify(SAMPLER_OOM)
+    assert d.primary.kind == "profiling_oom"
+    r1 = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r1.step == "lower_max_num_seqs"
+    r2 = _relaunch(plan(d, BASE, Policy()))
+    assert r2.step == "lower_max_num_batched_tokens"
+    assert r2.config.max_num_batched_tokens == 1024
+    assert "default taken as 2048" in r2.reason
+    assert [g.kind for g in r2.degradations] == ["lower_batched_tokens"]
+    hist = [Attempt(config=BASE), Attempt(config=r2.config, step=r2.step)]
+    assert isinstance(plan(d, r2.config, Policy(), hist), GiveUp)
+
+
+def test_explicit_batched_tokens_halve_down_to_max_num_seqs() -> None:
+    d = classify(SAMPLER_OOM)
+    cfg = BASE.model_copy(update={"max_num_batched_tokens": 8192, "max_num_seqs": 64})
+    r = _relaunch(plan(d, cfg, Policy()))
+    assert r.config.max_num_batched_tokens == 4096
+    assert r.config.problems() == []
+
+
+FREE_MEMORY = BANNER + (
+    "(EngineCore pid=311) ERROR 11-29 17:10:05 [core.py:1510] ValueError: Free memory on "
+    "device cuda:0 (10.2/31.36 GiB) on startup is less than desired GPU memory utilization "
+    "(0.92, 28.85 GiB). Decrease GPU memory utilization or reduce GPU memory used by other "
+    "processes.\n"
+)
+
+
+def test_insufficient_free_memory_lowers_utilization_once() -> None:
+    d = classify(FREE_MEMORY)
+    r = _relaunch(plan(d, BASE, Policy()))
+    assert r.step == "lower_gpu_memory_utilization"
+    assert r.config.gpu_memory_utilization == 0.3  # 10.2/31.36 = 0.325, less a margin
+    assert [g.kind for g in r.degradations] == ["smaller_kv_cache"]
+    hist = [Attempt(config=BASE), Attempt(config=r.config, step=r.step)]
+    g = _give_up(plan(d, r.config, Policy(), hist))
+    assert "another process holds it" in g.reason
+    assert any("Free the GPU" in a for a in g.advice)
+
+
+def test_real_cpu_kv_request_over_free_memory_gives_concrete_size() -> None:
+    path = CORPUS / "0.32.0" / "insufficient_free_memory__kvspace-over-ram__cpu.log"
+    if not path.exists():
+        pytest.skip("corpus log not captured yet")
+    d = classify(path.read_text(encoding="utf-8"))
+    g = _give_up(plan(d, LaunchConfig(), Policy()))
+    assert "at most 13.14 GiB" in g.reason
+    cfg = LaunchConfig(kv_cache_memory_bytes=64 * 2**30)
+    r = _relaunch(plan(d, cfg, Policy()))
+    assert r.config.kv_cache_memory_bytes == int(13.14 * 2**30)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("(EngineCore pid=4410) ERROR 11-29 16:40:02 [core.py:1510] ValueError: Cannot auto-fit "
+         "max_model_len: not enough GPU memory available to serve even a single token. Try "
+         "increasing `gpu_memory_utilization`.", "auto_fit_failed"),
+        ("(EngineCore pid=3120) ERROR 11-29 17:01:40 [gpu_model_runner.py:5139] Failed to load "
+         "model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory "
+         "for weights, increasing --tensor-parallel-size, or using --quantization. (original "
+         "error: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity "
+         "of 23.52 GiB of which 512.75 MiB is free.)", "weight_load_oom"),
+    ],
+)
+def test_no_relaunch_can_fit_these_on_the_same_footprint(line: str, kind: str) -> None:
+    d = classify(BANNER + line + "\n")
+    assert d.primary.kind == kind
+    cfg = BASE.model_copy(update={"max_model_len": "auto", "tensor_parallel_size": 2})
+    g = _give_up(plan(d, cfg, Policy()))
+    assert g.cause == kind
+    assert any("--tensor-parallel-size 4" in a for a in g.advice)
+    assert any("fp8 KV cache" in a for a in g.advice)
+
+
+def _corpus_logs() -> list[Path]:
+    return sorted(CORPUS.glob("*/*.log"))
+
+
+@pytest.mark.parametrize("path", _corpus_logs(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_corpus_log_gets_a_plan_of_the_right_shape(path: Path) -> None:
+    d = classify(path.read_text(encoding="utf-8", errors="replace"))
+    args = d.facts.non_default_args
+    cfg = LaunchConfig.from_log_args(args) if args else LaunchConfig()
+    if d.primary.kind == "booted":
+        with pytest.raises(NothingToPlan):
+            plan(d, cfg, Policy())
+        return
+    result = plan(d, cfg, Policy(max_concurrency=8))
+    if d.primary.category in (outcomes.Category.CONFIG, outcomes.Category.ACCESS):
+        assert isinstance(result, GiveUp) and result.cause == d.primary.kind
+        assert result.advice, "a config or access give-up carries the remediation"
+    if d.primary.kind in ("auto_fit_failed", "weight_load_oom"):
+        assert isinstance(result, GiveUp)
+    if isinstance(result, Relaunch):
+        assert result.config.problems() == []
+        assert needs_less_memory(cfg, result.config, None) or result.step == "restart"
+
+
+def test_config_error_gives_up_with_the_models_own_limit() -> None:
+    path = CORPUS / "0.32.0" / "max_model_len_exceeds_model__maxlen-over-model__cpu.log"
+    d = classify(path.read_text(encoding="utf-8"))
+    g = _give_up(plan(d, LaunchConfig(max_model_len=16384), Policy()))
+    assert g.cause == "max_model_len_exceeds_model"
+    assert g.advice[0] == "Set --max-model-len to at most 8192 (the model's own context)."
+
+
+def test_unknown_failure_restarts_once_then_gives_up() -> None:
+    d = classify(BANNER + "(EngineCore pid=9) ERROR 11-29 17:00:00 [core.py:1] "
+                 "FrobError: the flux capacitor is misaligned\n")
+    assert d.primary.kind == "unknown"
+    r = _relaunch(plan(d, BASE, Policy()))
+    assert r.step == "restart" and r.config == BASE and r.degradations == ()
+    hist = [Attempt(config=BASE, outcome="unknown"), Attempt(config=BASE, outcome="unknown",
+                                                             step="restart")]
+    g = _give_up(plan(d, BASE, Policy(), hist))
+    assert g.cause == "unknown"
+    assert "flux capacitor" in g.advice[0]
+
+
+# --- budget -------------------------------------------------------------------------
+
+
+def test_attempt_budget_gives_up_and_names_the_next_step() -> None:
+    d = classify(_log("kv_shortfall__big-gap.log"))
+    hist = [Attempt(config=BASE.model_copy(update={"max_num_seqs": n})) for n in (64, 48)]
+    hist.append(Attempt(config=BASE))
+    g = _give_up(plan(d, BASE, Policy(max_attempts=3), hist))
+    assert g.cause == "budget"
+    assert "3 of 3 launches used" in g.reason
+    assert "lower_max_model_len" in g.advice[0]
+    r = _relaunch(plan(d, BASE, Policy(max_attempts=4), hist))
+    assert r.attempt == 4
+
+
+def test_seconds_budget_counts_every_boot() -> None:
+    d = classify(_log("kv_shortfall__big-gap.log"))
+    hist = [Attempt(config=BASE, seconds=251.0)]
+    g = _give_up(plan(d, BASE, Policy(max_boot_seconds=400), hist))
+    assert "another boot (about 251 s) would not fit" in g.reason
+    assert isinstance(plan(d, BASE, Policy(max_boot_seconds=600), hist), Relaunch)
+    assert isinstance(plan(d, BASE, Policy(max_boot_seconds=None), hist), Relaunch)
+
+
+def test_booted_has_nothing_to_plan() -> None:
+    d = classify(_log("booted__eager.log"))
+    with pytest.raises(NothingToPlan):
+        plan(d, BASE, Policy())
+
+
+def test_every_failure_kind_has_a_handler() -> None:
+    assert set(HANDLERS) == set(outcomes.OUTCOME_TYPES) - {"booted"}
+
+
+# --- defaults -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("concurrency", "seqs"), [(1, 8), (8, 8), (30, 32), (100, 104)])
+def test_recommend_defaults_ties_max_num_seqs_to_concurrency(concurrency: int,
+                                                             seqs: int) -> None:
+    assert recommend_defaults(concurrency).max_num_seqs == seqs
+    kept = recommend_defaults(concurrency, BASE)
+    assert kept.max_model_len == 131072 and kept.model == BASE.model
+
+
+def test_recommend_defaults_rejects_zero() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        recommend_defaults(0)

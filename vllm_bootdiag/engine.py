@@ -19,7 +19,7 @@ from typing import Any
 import regex
 from packaging.version import Version
 
-from . import logtail, outcomes, timeline, versions
+from . import logline, logtail, outcomes, timeline, versions
 from .diagnosis import Diagnosis
 from .outcomes import Evidence, _Outcome
 from .rules import BY_ID, RULES, Rule
@@ -49,17 +49,19 @@ def rules_for(version: Version | None) -> tuple[Rule, ...]:
     return tuple(active)
 
 
-_VERSION_LITERALS = ("API server version", "LLM engine (v", "vLLM version", "  version ")
+_VERSION_MARKERS = frozenset({"api_version", "banner_version", "engine_init"})
+_VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 
 
 def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
     if hint and versions.parse_version(hint) is not None:
         return versions.detect((), hint)
-    candidates = sorted({i for lit in _VERSION_LITERALS for i in tail.find(lit)})
-    found = versions.detect(tail.parsed(i).message for i in candidates)
-    if found is not None and found.line is not None:
-        return versions.Detected(found.version, "log", candidates[found.line - 1] + 1)
-    return found
+    for i, key, message in tail.markers:
+        if key in _VERSION_MARKERS:
+            found = versions.detect((message,))
+            if found is not None:
+                return versions.Detected(found.version, "log", i + 1)
+    return None
 
 
 def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
@@ -272,8 +274,8 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
         if wider:
             hits = sorted(hits + wider, key=lambda h: h.index)
             out_of_range = True
-    tl = timeline.build_from_tail(tail)
     phases = timeline.phase_lines(tail)
+    tl = timeline.build_from_tail(tail)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
     first: dict[tuple[str, tuple[tuple[str, str], ...]], _Hit] = {}
     for h in hits:
@@ -307,19 +309,26 @@ def classify(log: str | Sequence[str], version: str | None = None) -> Diagnosis:
     Text longer than the default tail is cut to its last 400 lines, as a worker
     keeps them. Never raises on content: unreadable input gives `unknown`.
     """
-    lines = (
-        logtail.split_lines(log)
-        if isinstance(log, str)
-        else [line[: logtail.MAX_LINE_CHARS].replace("\r", "").replace("\x00", "") for line in log]
-    )
-    return _diagnose(Tail(lines), version)
+    if isinstance(log, str):
+        lines = logtail.split_lines(log)
+    else:
+        lines = list(log)
+        joined = "\n".join(lines)
+        if (
+            "\r" in joined
+            or "\x00" in joined
+            or joined.count("\n") != max(len(lines) - 1, 0)
+            or max(map(len, lines), default=0) > logtail.MAX_LINE_CHARS
+        ):
+            lines = logtail.split_lines(joined.replace("\x00", ""), None)
+    return _diagnose(Tail(lines, timeline.MARKER_PATTERN), version)
 
 
 def classify_file(
     path: str | os.PathLike[str], version: str | None = None, lines: int = logtail.DEFAULT_LINES
 ) -> Diagnosis:
     """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
-    return _diagnose(Tail(logtail.read_tail(path, lines)), version)
+    return _diagnose(Tail(logtail.read_tail(path, lines), timeline.MARKER_PATTERN), version)
 
 
 class BootWatcher:
@@ -360,7 +369,7 @@ class BootWatcher:
             return None
         for rule in rules_for(self._version):
             if rule.terminal and rule.literal in line:
-                message = Tail([line]).parsed(0).message
+                message = logline.parse(line).message
                 if rule.match(message) is not None:
                     self._reported = self.diagnosis()
                     return self._reported
@@ -369,4 +378,4 @@ class BootWatcher:
     def diagnosis(self) -> Diagnosis:
         """Classify everything fed so far."""
         hint = self._hint or (str(self._version) if self._version else None)
-        return _diagnose(Tail(list(self._lines)), hint)
+        return _diagnose(Tail(list(self._lines), timeline.MARKER_PATTERN), hint)

@@ -19,8 +19,9 @@ MAX_LINE_CHARS = 16_384
 """Longer lines are cut: vLLM's own lines are far shorter, and a 50 MB line
 (a binary dump, a runaway progress bar) must not cost regex time."""
 
-MAX_TAIL_BYTES = 64 * 1024 * 1024
-"""Never read more than this from the end, however long the lines are."""
+MIN_TAIL_BYTES = 1024 * 1024
+"""Reading stops after `lines` newlines or `lines * MAX_LINE_CHARS` bytes (at least this),
+so the cost is bounded by the tail asked for, even in a file with no newlines."""
 
 _BLOCK = 64 * 1024
 
@@ -57,13 +58,18 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").replace("\x00", "")
 
 
+def _budget(lines: int) -> int:
+    return max(MIN_TAIL_BYTES, lines * MAX_LINE_CHARS)
+
+
 def _tail_bytes(f: BinaryIO, size: int, lines: int) -> bytes:
     """Read blocks backwards from the end until `lines` newlines are seen."""
+    limit = _budget(lines)
     pos = size
     chunks: list[bytes] = []
     newlines = 0
     read = 0
-    while pos > 0 and newlines <= lines and read < MAX_TAIL_BYTES:
+    while pos > 0 and newlines <= lines and read < limit:
         step = min(_BLOCK, pos)
         pos -= step
         f.seek(pos)
@@ -103,6 +109,7 @@ def read_tail_stream(stream: BinaryIO | Iterable[bytes], lines: int = DEFAULT_LI
 
     Memory stays bounded by the tail: older blocks are dropped as we go.
     """
+    limit = _budget(lines)
     keep: list[bytes] = []
     kept_newlines = 0
     kept_bytes = 0
@@ -117,8 +124,7 @@ def read_tail_stream(stream: BinaryIO | Iterable[bytes], lines: int = DEFAULT_LI
         kept_newlines += block.count(b"\n")
         kept_bytes += len(block)
         while len(keep) > 1 and (
-            kept_newlines - keep[0].count(b"\n") > lines
-            or kept_bytes > MAX_TAIL_BYTES
+            kept_newlines - keep[0].count(b"\n") > lines or kept_bytes > limit
         ):
             first = keep.pop(0)
             kept_newlines -= first.count(b"\n")

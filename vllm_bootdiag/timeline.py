@@ -2,18 +2,17 @@
 
 A boot goes: arguments, engine init, weight load, compile, profiling, KV-cache
 sizing, CUDA-graph capture, engine ready, API server, ready. The last phase
-reached says where a failure happened (a CUDA OOM during capture is a different
-fix from one during weight load), and the progress lines carry the numbers the
+reached says where a failure happened (a CUDA OOM during capture needs another
+fix than one during weight load), and the progress lines carry the numbers the
 planner needs (available KV memory, graph memory, weights).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-import regex
 from pydantic import BaseModel, ConfigDict
 
 from .scan import Tail
@@ -36,56 +35,168 @@ PHASES: tuple[str, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Marker:
-    phase: str
-    literal: str
+class Marker:
+    """A progress message: where its INFO message starts, its phase, its numbers.
+
+    `start` is matched at the start of the message (after 0.32's optional
+    `[tag] `); `facts` are (BootFacts field, regex with one group) searched in
+    the message. `device` says which backend printed it, where that is known.
+    """
+
+    key: str
+    start: str
+    phase: str | None
+    facts: tuple[tuple[str, str], ...] = ()
+    device: str | None = None
 
 
-_MARKERS: tuple[_Marker, ...] = (
-    _Marker("arguments", "non-default args"),
-    _Marker("arguments", "vLLM API server version"),
-    _Marker("engine_init", "LLM engine (v"),
-    _Marker("weight_load", "Starting to load model"),
-    _Marker("weight_load", "Loading model from scratch"),
-    _Marker("weight_load", "Loading safetensors checkpoint shards"),
-    _Marker("weight_load", "Loading weights took"),
-    _Marker("weights_loaded", "Model loading took"),
-    _Marker("compile", "Dynamo bytecode transform time"),
-    _Marker("compile", "Compiling a graph for"),
-    _Marker("compile", "torch.compile take"),
-    _Marker("compile", "torch.compile took"),
-    _Marker("profiling", "Initial profiling/warmup run took"),
-    _Marker("profiling", "Memory profiling takes"),
-    _Marker("profiling", "Profiling CUDA graph memory"),
-    _Marker("profiling", "Estimated CUDA graph memory"),
-    _Marker("profiling", "CUDA graph memory profiling is"),
-    _Marker("kv_cache_sized", "Available KV cache memory"),
-    _Marker("kv_cache_sized", "GiB for KV cache"),
-    _Marker("kv_cache_sized", "KV cache size:"),
-    _Marker("kv_cache_sized", "Auto-fit max_model_len:"),
-    _Marker("graph_capture", "Capturing CUDA graph"),
-    _Marker("graph_capture", "Capturing cudagraphs"),
-    _Marker("graph_captured", "Graph capturing finished"),
-    _Marker("engine_ready", "init engine (profile, create kv cache, warmup model) took"),
-    _Marker("api_server", "Starting vLLM API server"),
-    _Marker("api_server", "Starting vLLM server on"),
-    _Marker("api_server", "Available routes are"),
-    _Marker("ready", "Application startup complete"),
+_N = r"(-?\d+(?:\.\d+)?)"
+
+MARKERS: tuple[Marker, ...] = (
+    Marker("api_version", r"vLLM API server version", "arguments"),
+    Marker("banner_version", r"[ █▀▄]*[█▀▄][ █▀▄]*version\s", "arguments"),
+    Marker(
+        "banner_model",
+        r"[ █▀▄]*[█▀▄][ █▀▄]*model\s",
+        "arguments",
+        (("model", r"model\s+(\S+)\s*$"),),
+    ),
+    Marker(
+        "non_default_args",
+        r"non-default args:",
+        "arguments",
+        (("non_default_args", r"non-default args: (\{.*\})\s*$"), ("model", r"'model': '([^']+)'")),
+    ),
+    Marker("engine_init", r"Initializing an? (?:V\d )?LLM engine", "engine_init"),
+    Marker("load_start", r"Starting to load model|Loading model from scratch", "weight_load"),
+    Marker("load_weights", r"Loading weights took", "weight_load"),
+    Marker(
+        "weights_loaded",
+        r"Model loading took",
+        "weights_loaded",
+        (("model_weights_gib", r"took " + _N + r" ?GiB"),),
+    ),
+    Marker(
+        "compile",
+        r"Dynamo bytecode transform|Compiling a graph for|torch\.compile t"
+        r"|Starting torch\.compile|Using cache directory|Directly load",
+        "compile",
+    ),
+    Marker("profiling", r"Initial profiling/warmup run|Memory profiling takes", "profiling"),
+    Marker(
+        "graph_profiling",
+        r"Profiling CUDA graph memory|CUDA graph memory profiling is",
+        "profiling",
+        device="cuda",
+    ),
+    Marker(
+        "graph_estimate",
+        r"Estimated CUDA graph memory",
+        "profiling",
+        (("cuda_graph_estimate_gib", r"memory: " + _N + r" GiB total"),),
+        "cuda",
+    ),
+    Marker(
+        "available_kv",
+        r"Available KV cache memory",
+        "kv_cache_sized",
+        (("available_kv_cache_gib", r"memory: " + _N + r" ?GiB"),),
+    ),
+    Marker(
+        "cpu_kv_set",
+        r"(?:Explicitly|Auto) set \(",
+        "kv_cache_sized",
+        (("available_kv_cache_gib", r"set \(" + _N + r"/"),),
+        "cpu",
+    ),
+    Marker(
+        "cpu_kv_default",
+        r"VLLM_CPU_KVCACHE_SPACE not set",
+        "kv_cache_sized",
+        (("available_kv_cache_gib", r"Using " + _N + r" GiB"),),
+        "cpu",
+    ),
+    Marker(
+        "kv_size",
+        r"(?:[A-Z]+(?: \+ \w+)? )?KV cache size:",
+        "kv_cache_sized",
+        (
+            ("kv_cache_tokens", r"KV cache size: ([\d,]+) tokens"),
+            ("max_concurrency", r"per request: " + _N + r"x"),
+        ),
+    ),
+    Marker(
+        "max_concurrency",
+        r"Maximum concurrency for",
+        "kv_cache_sized",
+        (("max_concurrency", r"per request: " + _N + r"x"),),
+    ),
+    Marker("v0_blocks", r"# \w+ blocks:", "kv_cache_sized"),
+    Marker(
+        "auto_fit",
+        r"Auto-fit max_model_len:",
+        "kv_cache_sized",
+        (("auto_fit_max_model_len", r"reduced from \d+ to (\d+)"),),
+    ),
+    Marker(
+        "capture_start",
+        r"Capturing cudagraphs|Capturing CUDA graph",
+        "graph_capture",
+        device="cuda",
+    ),
+    Marker(
+        "graph_captured",
+        r"Graph capturing finished",
+        "graph_captured",
+        (("cuda_graph_gib", r"took " + _N + r" GiB"),),
+        "cuda",
+    ),
+    Marker(
+        "engine_ready",
+        r"init engine \(profile",
+        "engine_ready",
+        (("init_engine_seconds", r"took " + _N + r" s"),),
+    ),
+    Marker(
+        "api_server",
+        r"Starting vLLM (?:API )?server|Available routes are",
+        "api_server",
+        (("port", r"on (?:https?://)?\S*?:(\d+)"),),
+    ),
 )
 
-_G = r"(-?\d+(?:\.\d+)?)"
+MARKER_PATTERN: re.Pattern[str] = re.compile(
+    r"(?:\[[^\]]*\] )?(?:" + "|".join(f"(?P<{m.key}>{m.start})" for m in MARKERS) + ")"
+)
+"""One anchored pattern for every INFO marker; `lastgroup` names the marker."""
+
+_BY_KEY = {m.key: m for m in MARKERS}
+_FACT_RES = {(m.key, name): re.compile(rx) for m in MARKERS for name, rx in m.facts}
+_FIRST_WINS = frozenset({"non_default_args", "model"})
+"""Facts the first occurrence gives (the launch); for the rest the last one is current."""
+
+# Progress printed as raw stderr (tqdm, uvicorn), found among the non-record lines.
+_RAW_MARKERS: tuple[tuple[str, str, str | None], ...] = (
+    ("Loading safetensors checkpoint shards", "weight_load", None),
+    ("Capturing CUDA graph", "graph_capture", "cuda"),
+    ("Capturing cudagraphs", "graph_capture", "cuda"),
+    ("Uvicorn running on", "api_server", None),
+    ("Application startup complete", "ready", None),
+)
+_UVICORN_PORT = re.compile(r"Uvicorn running on \S*?:(\d+)")
 
 
 class BootFacts(BaseModel):
     """Numbers the boot printed before it ended; None where it did not get there.
 
     `cuda_graph_gib` is the last `Graph capturing finished ... took X GiB`
-    (Model Runner V2 also prints one during profiling); `device` is `cpu` when
+    (Model Runner V2 also prints one while profiling); `device` is `cpu` when
     the CPU backend's lines are present.
     """
 
     model_config = ConfigDict(frozen=True)
     device: str | None = None
+    model: str | None = None
     model_weights_gib: float | None = None
     available_kv_cache_gib: float | None = None
     kv_cache_tokens: int | None = None
@@ -96,86 +207,6 @@ class BootFacts(BaseModel):
     port: int | None = None
     init_engine_seconds: float | None = None
     non_default_args: str | None = None
-    model: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Fact:
-    name: str
-    literal: str
-    pattern: regex.Pattern[str]
-    last: bool = True
-    """Keep the last occurrence (True) or the first."""
-
-
-_FACTS: tuple[_Fact, ...] = (
-    _Fact("model_weights_gib", "Model loading took", regex.compile(r"Model loading took " + _G)),
-    _Fact(
-        "available_kv_cache_gib",
-        "Available KV cache memory",
-        regex.compile(r"Available KV cache memory: " + _G + r" ?GiB"),
-    ),
-    _Fact(
-        "available_kv_cache_gib",
-        "GiB for KV cache",
-        regex.compile(r"(?:Explicitly|Auto) set \(" + _G + r"/[\d.]+\) GiB for KV cache"),
-    ),
-    _Fact(
-        "available_kv_cache_gib",
-        "VLLM_CPU_KVCACHE_SPACE not set",
-        regex.compile(r"Using " + _G + r" GiB for KV cache"),
-    ),
-    _Fact("kv_cache_tokens", "KV cache size:", regex.compile(r"KV cache size: ([\d,]+) tokens")),
-    _Fact(
-        "max_concurrency",
-        "Maximum concurrency for",
-        regex.compile(r"Maximum concurrency for [\d,]+ tokens per request: " + _G + r"x"),
-    ),
-    _Fact(
-        "cuda_graph_estimate_gib",
-        "Estimated CUDA graph memory",
-        regex.compile(r"Estimated CUDA graph memory: " + _G + r" GiB total"),
-    ),
-    _Fact(
-        "cuda_graph_gib",
-        "Graph capturing finished",
-        regex.compile(r"Graph capturing finished in \d+ secs, took " + _G + r" GiB"),
-    ),
-    _Fact(
-        "auto_fit_max_model_len",
-        "Auto-fit max_model_len: reduced",
-        regex.compile(r"reduced from \d+ to (\d+)"),
-    ),
-    _Fact(
-        "port",
-        "Starting vLLM",
-        regex.compile(r"Starting vLLM (?:API )?server.*?on (?:https?://)?[^\s:]*:(\d+)"),
-    ),
-    _Fact("port", "Uvicorn running on", regex.compile(r"Uvicorn running on \S+:(\d+)")),
-    _Fact(
-        "init_engine_seconds",
-        "init engine (profile",
-        regex.compile(r"warmup model\) took " + _G + r" s"),
-    ),
-    _Fact("model", "non-default args:", regex.compile(r"'model': '([^']+)'"), last=False),
-    _Fact("model", "  model  ", regex.compile(r"[█▀▄]\s+model\s+(\S+)\s*$"), last=False),
-    _Fact(
-        "non_default_args",
-        "non-default args:",
-        regex.compile(r"non-default args: (\{.*\})\s*$"),
-        last=False,
-    ),
-)
-
-_TEXT_FACTS = frozenset({"non_default_args", "model"})
-
-_CPU_LITERALS = (
-    "cpu_worker.py",
-    "CPU KV cache size",
-    "GiB for KV cache on node",
-    "cpu_model_runner",
-)
-_CUDA_LITERALS = ("gpu_worker.py", "GPU KV cache size", "gpu_model_runner.py", "CUDA graph")
 
 
 class PhaseEvent(BaseModel):
@@ -196,69 +227,66 @@ class Timeline(BaseModel):
     last_phase: str | None = None
     facts: BootFacts = BootFacts()
 
-    def phase_at(self, line: int) -> str | None:
-        """The last phase whose first line is at or before `line` (1-based)."""
-        current: str | None = None
-        for e in self.events:
-            if e.line <= line:
-                current = e.phase
-        return current
-
 
 def phase_lines(tail: Tail) -> list[tuple[int, str]]:
-    """(0-based line, phase) for every phase marker in the tail, in line order."""
-    hits: list[tuple[int, str]] = []
-    for marker in _MARKERS:
-        hits.extend((i, marker.phase) for i in tail.find(marker.literal))
+    """(0-based line, phase) for every progress line in the tail, in line order."""
+    hits = [(i, p) for i, key, _ in tail.markers if (p := _BY_KEY[key].phase) is not None]
+    for literal, phase, _device in _RAW_MARKERS:
+        hits.extend((i, phase) for i in tail.find(literal))
     hits.sort()
     return hits
 
 
 def facts(tail: Tail) -> BootFacts:
     """The numbers the boot printed (see BootFacts)."""
-    found: dict[str, object] = {}
-    for fact in _FACTS:
-        indices = tail.find(fact.literal)
-        for i in reversed(indices) if fact.last else indices:
-            m = fact.pattern.search(tail.parsed(i).message)
+    found: dict[str, str] = {}
+    device: str | None = None
+    for _i, key, message in tail.markers:
+        marker = _BY_KEY[key]
+        device = marker.device or device
+        for name, _rx in marker.facts:
+            if name in _FIRST_WINS and name in found:
+                continue
+            m = _FACT_RES[(key, name)].search(message)
             if m:
-                value = m[1] if fact.name in _TEXT_FACTS else m[1].replace(",", "")
-                found.setdefault(fact.name, value)
-                break
-    if any(tail.find(lit) for lit in _CPU_LITERALS):
-        found["device"] = "cpu"
-    elif any(tail.find(lit) for lit in _CUDA_LITERALS):
-        found["device"] = "cuda"
-    return BootFacts.model_validate(found)
+                found[name] = m[1] if name in _FIRST_WINS else m[1].replace(",", "")
+    for i in tail.find("Uvicorn running on"):
+        m = _UVICORN_PORT.search(tail.lines[i])
+        if m:
+            found["port"] = m[1]
+    if device is None and (tail.find("Capturing CUDA graph") or tail.find("CUDA out of memory")):
+        device = "cuda"
+    values: dict[str, object] = dict(found)
+    values["device"] = device
+    return BootFacts.model_validate(values)
 
 
-def _seconds(ts: str | None, start: str | None) -> float | None:
-    if ts is None or start is None:
-        return None
-    # vLLM prints no year; a leap year keeps 02-29 valid.
-    a = datetime.strptime("2000-" + start, "%Y-%m-%d %H:%M:%S")
-    b = datetime.strptime("2000-" + ts, "%Y-%m-%d %H:%M:%S")
-    return (b - a).total_seconds()
+def _clock(ts: str) -> int:
+    """Seconds since the start of the month for `mm-dd HH:MM:SS` (vLLM prints no year)."""
+    return int(ts[3:5]) * 86400 + int(ts[6:8]) * 3600 + int(ts[9:11]) * 60 + int(ts[12:14])
 
 
 def build_from_tail(tail: Tail) -> Timeline:
-    """The timeline of a tail already prepared for searching."""
+    """The timeline of a tail already sorted by `scan.Tail` with MARKER_PATTERN."""
     events: list[PhaseEvent] = []
     seen: set[str] = set()
-    start: str | None = None
+    start: int | None = None
     for i, phase in phase_lines(tail):
-        ts = tail.parsed(i).timestamp
-        if start is None and ts is not None:
-            start = ts
         if phase in seen:
             continue
         seen.add(phase)
-        events.append(
-            PhaseEvent(
-                phase=phase, line=i + 1, timestamp=ts, seconds_from_start=_seconds(ts, start)
-            )
-        )
-    last = max((e for e in events), key=lambda e: PHASES.index(e.phase), default=None)
+        ts = tail.parsed(i).timestamp
+        offset: float | None = None
+        if ts is not None:
+            try:
+                now = _clock(ts)
+            except ValueError:
+                now = None
+            if now is not None:
+                start = now if start is None else start
+                offset = float(now - start)
+        events.append(PhaseEvent(phase=phase, line=i + 1, timestamp=ts, seconds_from_start=offset))
+    last = max(events, key=lambda e: PHASES.index(e.phase), default=None)
     return Timeline(
         events=tuple(events), last_phase=last.phase if last else None, facts=facts(tail)
     )
@@ -266,4 +294,4 @@ def build_from_tail(tail: Tail) -> Timeline:
 
 def build(lines: Sequence[str]) -> Timeline:
     """The boot phases reached, with timestamps, and the boot's numbers."""
-    return build_from_tail(Tail(lines))
+    return build_from_tail(Tail(lines, MARKER_PATTERN))

@@ -1,0 +1,79 @@
+"""Benchmark: tail reading cost vs file size, and classification time of a 400-line tail.
+
+Run: python bench/bench_classify.py [--log corpus/0.32.0/<file>.log] [--gib 4]
+
+Not a timed test: numbers depend on the machine. What it shows is the shape: reading the tail
+of a 4 GiB log costs what reading it from a small one costs; a tail with fewer newlines than
+asked reads at most `lines * MAX_LINE_CHARS` bytes ("capped"); and classifying 400 lines
+stays under a millisecond.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from vllm_bootdiag import classify, logtail
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_LOG = ROOT / "corpus" / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
+
+
+def _best_of(fn, repeat: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def bench_tail(log: Path, gib: float) -> None:
+    data = log.read_bytes()
+    repeats = 400 // max(data.count(b"\n"), 1) + 1
+    with tempfile.TemporaryDirectory() as d:
+        small = Path(d) / "small.log"
+        small.write_bytes(data * repeats)
+        big = Path(d) / "big.log"
+        with big.open("wb") as f:
+            f.truncate(int(gib * 2**30))  # sparse: no disk used, but a real multi-GB size
+            f.seek(0, os.SEEK_END)
+            f.write(data * repeats)
+        worst = Path(d) / "worst.log"  # the tail has fewer than 400 newlines: read is capped
+        with worst.open("wb") as f:
+            f.truncate(int(gib * 2**30))
+            f.seek(0, os.SEEK_END)
+            f.write(data)
+        for name, p in (("small", small), (f"{gib:g} GiB", big), ("capped", worst)):
+            best, med = _best_of(lambda p=p: logtail.read_tail(p, 400), 20)
+            print(f"read_tail 400 lines, {name:>8} file ({p.stat().st_size:>13,} bytes): "
+                  f"best {best * 1e3:.3f} ms, median {med * 1e3:.3f} ms")
+
+
+def bench_classify(log: Path) -> None:
+    lines = logtail.read_tail(log, 400)
+    while len(lines) < 400:  # pad with the log's own INFO lines to a full worker tail
+        lines = lines[: 400 - len(lines)] + lines
+    lines = lines[-400:]
+    n = 200
+    best, med = _best_of(lambda: classify(lines), n)
+    kind = classify(lines).primary.kind
+    print(f"classify 400 lines ({sum(map(len, lines)):,} chars) -> {kind}: "
+          f"best {best * 1e6:.0f} us, median {med * 1e6:.0f} us over {n} runs")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--log", type=Path, default=DEFAULT_LOG)
+    p.add_argument("--gib", type=float, default=4.0)
+    args = p.parse_args()
+    bench_tail(args.log, args.gib)
+    bench_classify(args.log)
+
+
+if __name__ == "__main__":
+    main()

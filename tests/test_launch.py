@@ -23,10 +23,14 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
         (["vllm", "serve", "m", "--max-model-len", "auto"], {"max_model_len": "auto"}),
         (["vllm", "serve", "m", "--max-model-len", "-1"], {"max_model_len": "auto"}),
         (["vllm", "serve", "m", "--max_model_len", "4096"], {"max_model_len": 4096}),
-        (["vllm", "serve", "m", "--gpu-memory-utilization", "0.85"],
-         {"gpu_memory_utilization": 0.85}),
-        (["vllm", "serve", "m", "--max-num-seqs", "32", "--max-num-batched-tokens", "4096"],
-         {"max_num_seqs": 32, "max_num_batched_tokens": 4096}),
+        (
+            ["vllm", "serve", "m", "--gpu-memory-utilization", "0.85"],
+            {"gpu_memory_utilization": 0.85},
+        ),
+        (
+            ["vllm", "serve", "m", "--max-num-seqs", "32", "--max-num-batched-tokens", "4096"],
+            {"max_num_seqs": 32, "max_num_batched_tokens": 4096},
+        ),
         (["vllm", "serve", "m", "--enforce-eager"], {"enforce_eager": True}),
         (["vllm", "serve", "m", "--no-enforce-eager"], {"enforce_eager": False}),
         (["vllm", "serve", "m", "--kv-cache-dtype", "fp8"], {"kv_cache_dtype": "fp8"}),
@@ -34,11 +38,17 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
         (["vllm", "serve", "m", "--tensor-parallel-size=2"], {"tensor_parallel_size": 2}),
         (["vllm", "serve", "m", "--block-size", "32"], {"block_size": 32}),
         (["vllm", "serve", "m", "--port", "8123"], {"port": 8123}),
-        (["vllm", "serve", "m", "--compilation-config",
-          '{"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 8}'],
-         {"cudagraph_capture_sizes": (1, 2, 4, 8), "max_cudagraph_capture_size": 8}),
-        (["vllm", "serve", "m", "-O", '{"level": 3}'],
-         {"compilation_config_other": '{"level":3}'}),
+        (
+            [
+                "vllm",
+                "serve",
+                "m",
+                "--compilation-config",
+                '{"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 8}',
+            ],
+            {"cudagraph_capture_sizes": (1, 2, 4, 8), "max_cudagraph_capture_size": 8},
+        ),
+        (["vllm", "serve", "m", "-O", '{"level": 3}'], {"compilation_config_other": '{"level":3}'}),
     ],
 )
 def test_from_argv_reads_memory_flags(argv: list[str], expected: dict[str, object]) -> None:
@@ -50,19 +60,56 @@ def test_from_argv_reads_memory_flags(argv: list[str], expected: dict[str, objec
 
 
 def test_unknown_arguments_are_carried_through_in_order() -> None:
-    argv = ["vllm", "serve", "org/model", "--trust-remote-code", "--max-num-seqs", "64",
-            "--host", "0.0.0.0", "--served-model-name", "a", "b", "-O3"]
+    argv = [
+        "vllm",
+        "serve",
+        "org/model",
+        "--trust-remote-code",
+        "--max-num-seqs",
+        "64",
+        "--host",
+        "0.0.0.0",
+        "--served-model-name",
+        "a",
+        "b",
+        "-O3",
+    ]
     config = LaunchConfig.from_argv(argv)
-    assert config.extra_args == ("--trust-remote-code", "--host", "0.0.0.0",
-                                 "--served-model-name", "a", "b", "-O3")
-    assert config.to_argv() == ["vllm", "serve", "org/model", "--max-num-seqs", "64",
-                                "--trust-remote-code", "--host", "0.0.0.0",
-                                "--served-model-name", "a", "b", "-O3"]
+    assert config.extra_args == (
+        "--trust-remote-code",
+        "--host",
+        "0.0.0.0",
+        "--served-model-name",
+        "a",
+        "b",
+        "-O3",
+    )
+    assert config.to_argv() == [
+        "vllm",
+        "serve",
+        "org/model",
+        "--max-num-seqs",
+        "64",
+        "--trust-remote-code",
+        "--host",
+        "0.0.0.0",
+        "--served-model-name",
+        "a",
+        "b",
+        "-O3",
+    ]
 
 
 def test_python_module_entrypoint_uses_model_flag() -> None:
-    argv = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m",
-            "--max-model-len", "8192"]
+    argv = [
+        "python",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        "m",
+        "--max-model-len",
+        "8192",
+    ]
     config = LaunchConfig.from_argv(argv)
     assert config.command == ("python",)
     assert config.model == "m"
@@ -72,20 +119,38 @@ def test_python_module_entrypoint_uses_model_flag() -> None:
 
 
 def test_canonical_argv_round_trips_byte_for_byte() -> None:
-    argv = ["vllm", "serve", "m", "--max-model-len", "16384", "--gpu-memory-utilization",
-            "0.9", "--max-num-seqs", "32", "--enforce-eager", "--trust-remote-code"]
+    argv = [
+        "vllm",
+        "serve",
+        "m",
+        "--max-model-len",
+        "16384",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--max-num-seqs",
+        "32",
+        "--enforce-eager",
+        "--trust-remote-code",
+    ]
     assert LaunchConfig.from_argv(argv).to_argv() == argv
 
 
 def test_compilation_config_keeps_other_keys_when_sizes_change() -> None:
     config = LaunchConfig.from_argv(
-        ["vllm", "serve", "m", "--compilation-config",
-         '{"level": 3, "cudagraph_capture_sizes": [1, 2, 4, 8, 16]}'])
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--compilation-config",
+            '{"level": 3, "cudagraph_capture_sizes": [1, 2, 4, 8, 16]}',
+        ]
+    )
     smaller = config.model_copy(update={"cudagraph_capture_sizes": (1, 2, 4)})
     assert smaller.compilation_config() == {"level": 3, "cudagraph_capture_sizes": [1, 2, 4]}
     argv = smaller.to_argv()
     assert argv[argv.index("--compilation-config") + 1] == (
-        '{"level":3,"cudagraph_capture_sizes":[1,2,4]}')
+        '{"level":3,"cudagraph_capture_sizes":[1,2,4]}'
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,8 +196,11 @@ def test_from_env_reads_worker_variables() -> None:
 def test_env_prefix_and_rendering() -> None:
     config = LaunchConfig(max_num_seqs=32, enforce_eager=True, cudagraph_capture_sizes=(1, 2, 4))
     env = config.to_env(prefix="VLLM_")
-    assert env == {"VLLM_MAX_NUM_SEQS": "32", "VLLM_ENFORCE_EAGER": "true",
-                   "VLLM_CUDAGRAPH_CAPTURE_SIZES": "1,2,4"}
+    assert env == {
+        "VLLM_MAX_NUM_SEQS": "32",
+        "VLLM_ENFORCE_EAGER": "true",
+        "VLLM_CUDAGRAPH_CAPTURE_SIZES": "1,2,4",
+    }
     assert LaunchConfig.from_env(env, prefix="VLLM_") == config
 
 
@@ -156,9 +224,11 @@ def test_from_log_args_reads_the_real_corpus_line() -> None:
 
 
 def test_from_log_args_skips_values_that_are_not_literals() -> None:
-    text = ("non-default args: {'model': 'm', 'max_model_len': -1, 'max_num_seqs': 8, "
-            "'compilation_config': {'cudagraph_capture_sizes': [1, 2]}, "
-            "'kv_transfer_config': KVTransferConfig(kv_role='both'), 'disable_log_stats': False}")
+    text = (
+        "non-default args: {'model': 'm', 'max_model_len': -1, 'max_num_seqs': 8, "
+        "'compilation_config': {'cudagraph_capture_sizes': [1, 2]}, "
+        "'kv_transfer_config': KVTransferConfig(kv_role='both'), 'disable_log_stats': False}"
+    )
     config = LaunchConfig.from_log_args(text)
     assert config.max_model_len == "auto"
     assert config.max_num_seqs == 8
@@ -174,8 +244,14 @@ def test_from_log_args_rejects_non_dicts_without_evaluating(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("4096", 4096), ("4k", 4000), ("4K", 4096), ("1.5k", 1500), ("2M", 2 * 2**20),
-     ("1_000", 1000)],
+    [
+        ("4096", 4096),
+        ("4k", 4000),
+        ("4K", 4096),
+        ("1.5k", 1500),
+        ("2M", 2 * 2**20),
+        ("1_000", 1000),
+    ],
 )
 def test_parse_int_reads_vllm_human_ints(text: str, value: int) -> None:
     assert parse_int(text, "x") == value
@@ -184,7 +260,8 @@ def test_parse_int_reads_vllm_human_ints(text: str, value: int) -> None:
 def test_problems_lists_values_vllm_rejects() -> None:
     assert LaunchConfig(max_num_seqs=0).problems() == ["max_num_seqs 0 is below 1"]
     assert LaunchConfig(max_num_seqs=64, max_num_batched_tokens=32).problems() == [
-        "max_num_batched_tokens 32 is below max_num_seqs 64"]
+        "max_num_batched_tokens 32 is below max_num_seqs 64"
+    ]
     assert LaunchConfig(gpu_memory_utilization=0.9, max_num_seqs=32).problems() == []
 
 
@@ -206,8 +283,15 @@ _flags = st.fixed_dictionaries(
     },
 )
 _extra = st.lists(
-    st.sampled_from([["--trust-remote-code"], ["--host", "0.0.0.0"], ["--seed", "7"],
-                     ["--served-model-name", "x"], ["-O3"]]),
+    st.sampled_from(
+        [
+            ["--trust-remote-code"],
+            ["--host", "0.0.0.0"],
+            ["--seed", "7"],
+            ["--served-model-name", "x"],
+            ["-O3"],
+        ]
+    ),
     max_size=4,
 ).map(lambda parts: tuple(t for p in parts for t in p))
 

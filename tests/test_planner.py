@@ -28,8 +28,9 @@ BANNER = (
     "(APIServer pid=2210) INFO 11-29 16:18:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  "
     "version 0.32.0\n"
 )
-BASE = LaunchConfig.from_argv(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
-                               "--max-model-len", "131072"])
+BASE = LaunchConfig.from_argv(
+    ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "131072"]
+)
 
 
 def _log(name: str) -> str:
@@ -85,9 +86,12 @@ def test_small_gap_without_eager_lowers_context_to_vllm_estimate_rounded() -> No
 def test_second_shortfall_after_lower_seqs_goes_eager_and_keeps_history() -> None:
     first = BASE
     second = BASE.model_copy(update={"max_num_seqs": 32})
-    history = [Attempt(config=first, outcome="kv_cache_shortfall", seconds=251.0),
-               Attempt(config=second, outcome="kv_cache_shortfall", seconds=80.0,
-                       step="lower_max_num_seqs")]
+    history = [
+        Attempt(config=first, outcome="kv_cache_shortfall", seconds=251.0),
+        Attempt(
+            config=second, outcome="kv_cache_shortfall", seconds=80.0, step="lower_max_num_seqs"
+        ),
+    ]
     d = classify(_log("kv_shortfall__tiny-gap-after-seqs.log"))
     r = _relaunch(plan(d, second, Policy(max_concurrency=30), history))
     assert r.step == "enforce_eager"
@@ -108,9 +112,10 @@ def test_big_gap_skips_steps_that_cannot_cover_it() -> None:
 
 def test_estimate_is_not_a_fixed_point_second_shortfall_lowers_again() -> None:
     shorter = BASE.model_copy(update={"max_model_len": 102400})
-    history = [Attempt(config=BASE, outcome="kv_cache_shortfall"),
-               Attempt(config=shorter, outcome="kv_cache_shortfall",
-                       step="lower_max_model_len")]
+    history = [
+        Attempt(config=BASE, outcome="kv_cache_shortfall"),
+        Attempt(config=shorter, outcome="kv_cache_shortfall", step="lower_max_model_len"),
+    ]
     d = classify(_log("kv_shortfall__after-shorter-len.log"))
     r = _relaunch(plan(d, shorter, Policy(), history))
     assert r.step == "lower_max_model_len"
@@ -158,7 +163,8 @@ def test_no_graph_estimate_in_log_goes_straight_to_context() -> None:
         "at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
         "needed, which is larger than the available KV cache memory (5.48 GiB). Based on the "
         "available memory, the estimated maximum model length is 44880. Try increasing "
-        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    )
     d = classify(text)
     assert d.primary.kind == "kv_cache_shortfall"
     r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
@@ -174,7 +180,8 @@ def test_no_estimate_printed_uses_auto_where_the_version_has_it() -> None:
         "ERROR 05-02 10:11:12 [core.py:396] ValueError: To serve at least one request with the "
         "models's max seq len (131072), (16.0 GiB KV cache is needed, which is larger than the "
         "available KV cache memory (3.21 GiB). Try increasing `gpu_memory_utilization` or "
-        "decreasing `max_model_len` when initializing the engine.")
+        "decreasing `max_model_len` when initializing the engine."
+    )
     d = classify(text)
     assert d.primary.kind == "kv_cache_shortfall"
     r = _relaunch(plan(d, BASE, Policy()))
@@ -222,8 +229,8 @@ CAPTURE_OOM = BANNER + (
     "135,024 tokens, Maximum concurrency for 131,072 tokens per request: 1.03x\n"
     "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] Traceback (most recent call "
     "last):\n"
-    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510]   File \"/x/vllm/v1/worker/"
-    "gpu_model_runner.py\", line 6581, in capture_model\n"
+    '(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510]   File "/x/vllm/v1/worker/'
+    'gpu_model_runner.py", line 6581, in capture_model\n'
     "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] torch.OutOfMemoryError: CUDA out "
     "of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 31.36 GiB of which "
     "1.05 GiB is free. Including non-PyTorch memory, this process has 30.30 GiB memory in use. "
@@ -323,14 +330,20 @@ def test_real_cpu_kv_request_over_free_memory_gives_concrete_size() -> None:
 @pytest.mark.parametrize(
     ("line", "kind"),
     [
-        ("(EngineCore pid=4410) ERROR 11-29 16:40:02 [core.py:1510] ValueError: Cannot auto-fit "
-         "max_model_len: not enough GPU memory available to serve even a single token. Try "
-         "increasing `gpu_memory_utilization`.", "auto_fit_failed"),
-        ("(EngineCore pid=3120) ERROR 11-29 17:01:40 [gpu_model_runner.py:5139] Failed to load "
-         "model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory "
-         "for weights, increasing --tensor-parallel-size, or using --quantization. (original "
-         "error: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity "
-         "of 23.52 GiB of which 512.75 MiB is free.)", "weight_load_oom"),
+        (
+            "(EngineCore pid=4410) ERROR 11-29 16:40:02 [core.py:1510] ValueError: Cannot auto-fit "
+            "max_model_len: not enough GPU memory available to serve even a single token. Try "
+            "increasing `gpu_memory_utilization`.",
+            "auto_fit_failed",
+        ),
+        (
+            "(EngineCore pid=3120) ERROR 11-29 17:01:40 [gpu_model_runner.py:5139] Failed to load "
+            "model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory "
+            "for weights, increasing --tensor-parallel-size, or using --quantization. (original "
+            "error: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity "
+            "of 23.52 GiB of which 512.75 MiB is free.)",
+            "weight_load_oom",
+        ),
     ],
 )
 def test_no_relaunch_can_fit_these_on_the_same_footprint(line: str, kind: str) -> None:
@@ -376,13 +389,17 @@ def test_config_error_gives_up_with_the_models_own_limit() -> None:
 
 
 def test_unknown_failure_restarts_once_then_gives_up() -> None:
-    d = classify(BANNER + "(EngineCore pid=9) ERROR 11-29 17:00:00 [core.py:1] "
-                 "FrobError: the flux capacitor is misaligned\n")
+    d = classify(
+        BANNER + "(EngineCore pid=9) ERROR 11-29 17:00:00 [core.py:1] "
+        "FrobError: the flux capacitor is misaligned\n"
+    )
     assert d.primary.kind == "unknown"
     r = _relaunch(plan(d, BASE, Policy()))
     assert r.step == "restart" and r.config == BASE and r.degradations == ()
-    hist = [Attempt(config=BASE, outcome="unknown"), Attempt(config=BASE, outcome="unknown",
-                                                             step="restart")]
+    hist = [
+        Attempt(config=BASE, outcome="unknown"),
+        Attempt(config=BASE, outcome="unknown", step="restart"),
+    ]
     g = _give_up(plan(d, BASE, Policy(), hist))
     assert g.cause == "unknown"
     assert "flux capacitor" in g.advice[0]
@@ -426,8 +443,7 @@ def test_every_failure_kind_has_a_handler() -> None:
 
 
 @pytest.mark.parametrize(("concurrency", "seqs"), [(1, 8), (8, 8), (30, 32), (100, 104)])
-def test_recommend_defaults_ties_max_num_seqs_to_concurrency(concurrency: int,
-                                                             seqs: int) -> None:
+def test_recommend_defaults_ties_max_num_seqs_to_concurrency(concurrency: int, seqs: int) -> None:
     assert recommend_defaults(concurrency).max_num_seqs == seqs
     kept = recommend_defaults(concurrency, BASE)
     assert kept.max_model_len == 131072 and kept.model == BASE.model

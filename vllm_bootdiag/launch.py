@@ -229,8 +229,9 @@ class LaunchConfig(BaseModel):
         return _validated(cls, fields, "argv")
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], command: Sequence[str] = ("vllm", "serve"),
-                 prefix: str = "") -> LaunchConfig:
+    def from_env(
+        cls, env: Mapping[str, str], command: Sequence[str] = ("vllm", "serve"), prefix: str = ""
+    ) -> LaunchConfig:
         """Read the worker's environment variables (see ENV_NAMES; `prefix` is
         prepended to each name). Empty values count as unset."""
         fields: dict[str, Any] = {"command": tuple(command)}
@@ -362,8 +363,12 @@ class LaunchConfig(BaseModel):
         g = self.gpu_memory_utilization
         if g is not None and not 0 < g <= 1:
             out.append(f"gpu_memory_utilization {g} is not in (0, 1]")
-        for name in ("max_num_seqs", "max_num_batched_tokens", "tensor_parallel_size",
-                     "block_size"):
+        for name in (
+            "max_num_seqs",
+            "max_num_batched_tokens",
+            "tensor_parallel_size",
+            "block_size",
+        ):
             v = getattr(self, name)
             if v is not None and v < 1:
                 out.append(f"{name} {v} is below 1")
@@ -372,14 +377,20 @@ class LaunchConfig(BaseModel):
         if self.max_cudagraph_capture_size is not None and self.max_cudagraph_capture_size < 1:
             out.append("max_cudagraph_capture_size is below 1")
         if self.cudagraph_capture_sizes is not None and any(
-                s < 1 for s in self.cudagraph_capture_sizes):
+            s < 1 for s in self.cudagraph_capture_sizes
+        ):
             out.append("a cudagraph capture size is below 1")
         if self.kv_cache_memory_bytes is not None and self.kv_cache_memory_bytes < 1:
             out.append("kv_cache_memory_bytes is below 1")
-        if (self.max_num_seqs is not None and self.max_num_batched_tokens is not None
-                and self.max_num_batched_tokens < self.max_num_seqs):
-            out.append(f"max_num_batched_tokens {self.max_num_batched_tokens} is below "
-                       f"max_num_seqs {self.max_num_seqs}")
+        if (
+            self.max_num_seqs is not None
+            and self.max_num_batched_tokens is not None
+            and self.max_num_batched_tokens < self.max_num_seqs
+        ):
+            out.append(
+                f"max_num_batched_tokens {self.max_num_batched_tokens} is below "
+                f"max_num_seqs {self.max_num_seqs}"
+            )
         return out
 
     def changes_from(self, other: LaunchConfig) -> dict[str, tuple[Any, Any]]:

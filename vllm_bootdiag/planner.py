@@ -40,8 +40,10 @@ AUTO_MAX_MODEL_LEN_SINCE = Version("0.14")
 GPU_UTIL_092_SINCE = Version("0.20")
 MIN_BATCHED_TOKENS = 256
 
-EAGER_MESSAGE = ("CUDA graphs off (--enforce-eager): expect ~1.5-2x lower throughput "
-                 "(2.0x at 1 request, 1.5x at 30 measured on an 8B model), most on small models")
+EAGER_MESSAGE = (
+    "CUDA graphs off (--enforce-eager): expect ~1.5-2x lower throughput "
+    "(2.0x at 1 request, 1.5x at 30 measured on an 8B model), most on small models"
+)
 
 
 class Policy(BaseModel):
@@ -60,8 +62,14 @@ class Policy(BaseModel):
     max_gpu_memory_utilization: float = Field(default=0.95, gt=0, le=1)
 
 
-DegradationKind = Literal["eager_mode", "shorter_context", "lower_concurrency",
-                          "lower_batched_tokens", "fewer_cuda_graphs", "smaller_kv_cache"]
+DegradationKind = Literal[
+    "eager_mode",
+    "shorter_context",
+    "lower_concurrency",
+    "lower_batched_tokens",
+    "fewer_cuda_graphs",
+    "smaller_kv_cache",
+]
 
 
 class Degradation(BaseModel):
@@ -204,10 +212,12 @@ def memory_dimensions(config: LaunchConfig, version: Version | None) -> dict[str
         "gpu_memory_utilization": effective_gpu_memory_utilization(config, version),
         "max_num_seqs": float(effective_max_num_seqs(config)),
         "max_num_batched_tokens": float(config.max_num_batched_tokens)
-        if config.max_num_batched_tokens is not None else math.inf,
+        if config.max_num_batched_tokens is not None
+        else math.inf,
         "cuda_graph_capture": float(effective_capture_max(config)),
         "kv_cache_memory_bytes": float(config.kv_cache_memory_bytes)
-        if config.kv_cache_memory_bytes is not None else math.inf,
+        if config.kv_cache_memory_bytes is not None
+        else math.inf,
     }
 
 
@@ -220,15 +230,19 @@ def needs_less_memory(old: LaunchConfig, new: LaunchConfig, version: Version | N
 # --- degradations -----------------------------------------------------------
 
 
-def degradations(original: LaunchConfig, new: LaunchConfig, policy: Policy,
-                 version: Version | None = None) -> tuple[Degradation, ...]:
+def degradations(
+    original: LaunchConfig, new: LaunchConfig, policy: Policy, version: Version | None = None
+) -> tuple[Degradation, ...]:
     """What `new` serves worse than `original`, with numbers, for a worker's responses."""
     out: list[Degradation] = []
     if new.enforce_eager and not original.enforce_eager:
         out.append(Degradation(kind="eager_mode", message=EAGER_MESSAGE))
     if _len_key(new.max_model_len) < _len_key(original.max_model_len):
-        was = ("the model's full context" if original.max_model_len is None
-               else f"{original.max_model_len} tokens")
+        was = (
+            "the model's full context"
+            if original.max_model_len is None
+            else f"{original.max_model_len} tokens"
+        )
         if new.max_model_len == "auto":
             msg = f"context set by vLLM's auto-fit to what fits (asked for {was})"
         else:
@@ -237,35 +251,50 @@ def degradations(original: LaunchConfig, new: LaunchConfig, policy: Policy,
     seqs_old, seqs_new = effective_max_num_seqs(original), effective_max_num_seqs(new)
     floor = policy.max_concurrency if policy.max_concurrency is not None else seqs_old
     if seqs_new < seqs_old and seqs_new < floor:
-        out.append(Degradation(
-            kind="lower_concurrency",
-            message=f"at most {seqs_new} requests run at once (was {seqs_old}); "
-                    f"the rest queue"))
+        out.append(
+            Degradation(
+                kind="lower_concurrency",
+                message=f"at most {seqs_new} requests run at once (was {seqs_old}); the rest queue",
+            )
+        )
     if new.max_num_batched_tokens is not None and (
-            original.max_num_batched_tokens is None
-            or new.max_num_batched_tokens < original.max_num_batched_tokens):
-        out.append(Degradation(
-            kind="lower_batched_tokens",
-            message=f"prefill in chunks of {new.max_num_batched_tokens} tokens: slower "
-                    f"time to first token on long prompts"))
+        original.max_num_batched_tokens is None
+        or new.max_num_batched_tokens < original.max_num_batched_tokens
+    ):
+        out.append(
+            Degradation(
+                kind="lower_batched_tokens",
+                message=f"prefill in chunks of {new.max_num_batched_tokens} tokens: slower "
+                f"time to first token on long prompts",
+            )
+        )
     cap_old, cap_new = effective_capture_max(original), effective_capture_max(new)
     if 0 < cap_new < cap_old and cap_new < min(seqs_new, floor):
-        out.append(Degradation(
-            kind="fewer_cuda_graphs",
-            message=f"CUDA graphs only up to batch {cap_new} (was {cap_old}); larger "
-                    f"batches run without them, slower"))
+        out.append(
+            Degradation(
+                kind="fewer_cuda_graphs",
+                message=f"CUDA graphs only up to batch {cap_new} (was {cap_old}); larger "
+                f"batches run without them, slower",
+            )
+        )
     kv_old, kv_new = original.kv_cache_memory_bytes, new.kv_cache_memory_bytes
     if kv_new is not None and (kv_old is None or kv_new < kv_old):
-        out.append(Degradation(
-            kind="smaller_kv_cache",
-            message=f"KV cache fixed at {kv_new / 2**30:.2f} GiB: fewer tokens in flight"))
+        out.append(
+            Degradation(
+                kind="smaller_kv_cache",
+                message=f"KV cache fixed at {kv_new / 2**30:.2f} GiB: fewer tokens in flight",
+            )
+        )
     util_old = effective_gpu_memory_utilization(original, version)
     util_new = effective_gpu_memory_utilization(new, version)
     if util_new < util_old:
-        out.append(Degradation(
-            kind="smaller_kv_cache",
-            message=f"gpu_memory_utilization {util_new:g} (was {util_old:g}): a smaller KV "
-                    f"cache, fewer tokens in flight"))
+        out.append(
+            Degradation(
+                kind="smaller_kv_cache",
+                message=f"gpu_memory_utilization {util_new:g} (was {util_old:g}): a smaller KV "
+                f"cache, fewer tokens in flight",
+            )
+        )
     return tuple(out)
 
 
@@ -337,18 +366,23 @@ def memory_advice(ctx: _Ctx) -> tuple[str, ...]:
     """What can fit this model when no launch flag can: concrete, with numbers."""
     cfg, facts, o = ctx.config, ctx.diagnosis.facts, ctx.diagnosis.primary
     out: list[str] = []
-    weights = f" (weights take {facts.model_weights_gib:g} GiB now)" \
-        if facts.model_weights_gib else ""
+    weights = (
+        f" (weights take {facts.model_weights_gib:g} GiB now)" if facts.model_weights_gib else ""
+    )
     out.append(f"Use a quantized checkpoint (FP8, AWQ, GPTQ){weights}.")
     if not (cfg.kv_cache_dtype or "").startswith("fp8"):
         kv = ""
         if isinstance(o, outcomes.KvCacheShortfall) and o.needed_gib and o.max_model_len:
-            kv = (f": one {o.max_model_len}-token request would need about "
-                  f"{o.needed_gib / 2:g} GiB instead of {o.needed_gib:g}")
+            kv = (
+                f": one {o.max_model_len}-token request would need about "
+                f"{o.needed_gib / 2:g} GiB instead of {o.needed_gib:g}"
+            )
         out.append(f"Use an fp8 KV cache (--kv-cache-dtype fp8), half the memory per token{kv}.")
     tp = cfg.tensor_parallel_size or 1
-    out.append(f"Use more GPUs: --tensor-parallel-size {tp * 2} splits the weights and the "
-               f"KV cache across them.")
+    out.append(
+        f"Use more GPUs: --tensor-parallel-size {tp * 2} splits the weights and the "
+        f"KV cache across them."
+    )
     out.append("Use a card with more memory.")
     out.append("Free the GPU: stop other processes holding its memory (nvidia-smi).")
     return tuple(out)
@@ -379,13 +413,20 @@ def _lower_seqs_step(ctx: _Ctx, gap: float | None, why: str) -> _Step | None:
         cap_old = effective_capture_max(cfg)
         cap_new = min(2 * target, MAX_CAPTURE_SIZE)
         frees = round(g * (1 - cap_new / cap_old), 3)
-        estimate = (f"guess: the {g:g} GiB graph estimate scaled by the largest capture size "
-                    f"({cap_old} -> {cap_new})")
+        estimate = (
+            f"guess: the {g:g} GiB graph estimate scaled by the largest capture size "
+            f"({cap_old} -> {cap_new})"
+        )
     if gap is not None and (frees is None or frees < gap):
         return None
-    return _Step("lower_max_num_seqs", _update(cfg, max_num_seqs=target),
-                 f"max_num_seqs {current} is above the {conc} requests the worker runs; "
-                 f"{target} keeps CUDA graphs and {why}", frees, estimate)
+    return _Step(
+        "lower_max_num_seqs",
+        _update(cfg, max_num_seqs=target),
+        f"max_num_seqs {current} is above the {conc} requests the worker runs; "
+        f"{target} keeps CUDA graphs and {why}",
+        frees,
+        estimate,
+    )
 
 
 def _eager_step(ctx: _Ctx, gap: float | None) -> _Step | None:
@@ -394,18 +435,21 @@ def _eager_step(ctx: _Ctx, gap: float | None) -> _Step | None:
         return None
     if gap is not None and g < gap:
         return None
-    return _Step("enforce_eager", _update(ctx.config, enforce_eager=True),
-                 f"eager mode returns the {g:g} GiB reserved for CUDA graphs to the KV cache"
-                 + (f", covering the {gap:g} GiB gap" if gap is not None else ""),
-                 g, "from the log: the CUDA-graph memory vLLM reserved")
+    return _Step(
+        "enforce_eager",
+        _update(ctx.config, enforce_eager=True),
+        f"eager mode returns the {g:g} GiB reserved for CUDA graphs to the KV cache"
+        + (f", covering the {gap:g} GiB gap" if gap is not None else ""),
+        g,
+        "from the log: the CUDA-graph memory vLLM reserved",
+    )
 
 
 def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     assert isinstance(o, outcomes.KvCacheShortfall)
     cfg = ctx.config
-    length = o.max_model_len or (cfg.max_model_len if isinstance(cfg.max_model_len, int)
-                                 else None)
+    length = o.max_model_len or (cfg.max_model_len if isinstance(cfg.max_model_len, int) else None)
     needed, avail = o.needed_gib, o.available_gib
     gap = needed - avail if needed is not None and avail is not None else None
     steps: list[_Step] = []
@@ -425,43 +469,58 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
     if fit is not None and length is not None:
         new_len = min(_round_len(fit, block), _round_len(length - 1, block))
         if new_len >= floor:
-            steps.append(_Step(
-                "lower_max_model_len", _update(cfg, max_model_len=new_len),
-                f"vLLM estimates {fit} tokens fit in the KV cache; {new_len} is that rounded "
-                f"down (asked for {length})",
-                round(needed * (1 - new_len / length), 3) if needed else None,
-                "KV memory scales with the context length"))
+            steps.append(
+                _Step(
+                    "lower_max_model_len",
+                    _update(cfg, max_model_len=new_len),
+                    f"vLLM estimates {fit} tokens fit in the KV cache; {new_len} is that rounded "
+                    f"down (asked for {length})",
+                    round(needed * (1 - new_len / length), 3) if needed else None,
+                    "KV memory scales with the context length",
+                )
+            )
         elif ctx.policy.allow_eager and ctx.graph_gib is not None and needed and avail is not None:
             g = ctx.graph_gib
             fit2 = int(length * (avail + g) / needed)
             len2 = min(_round_len(fit2, block), _round_len(length - 1, block))
             if len2 >= floor:
-                steps.append(_Step(
-                    "enforce_eager_and_lower_max_model_len",
-                    _update(cfg, enforce_eager=True, max_model_len=len2),
-                    f"only {fit} tokens fit with CUDA graphs, below the accepted {floor}; "
-                    f"eager mode adds {g:g} GiB, enough for {len2}",
-                    round(g + needed * (1 - len2 / length), 3),
-                    "from the log: graph memory plus KV memory scaled by length"))
-    elif fit is None and cfg.max_model_len != "auto" and _ge(ctx.version,
-                                                              AUTO_MAX_MODEL_LEN_SINCE):
-        steps.append(_Step("auto_max_model_len", _update(cfg, max_model_len="auto"),
-                           "the log gives no fitting length; --max-model-len auto lets vLLM "
-                           "pick the longest that fits", None,
-                           "unknown: vLLM sizes it at boot"))
+                steps.append(
+                    _Step(
+                        "enforce_eager_and_lower_max_model_len",
+                        _update(cfg, enforce_eager=True, max_model_len=len2),
+                        f"only {fit} tokens fit with CUDA graphs, below the accepted {floor}; "
+                        f"eager mode adds {g:g} GiB, enough for {len2}",
+                        round(g + needed * (1 - len2 / length), 3),
+                        "from the log: graph memory plus KV memory scaled by length",
+                    )
+                )
+    elif fit is None and cfg.max_model_len != "auto" and _ge(ctx.version, AUTO_MAX_MODEL_LEN_SINCE):
+        steps.append(
+            _Step(
+                "auto_max_model_len",
+                _update(cfg, max_model_len="auto"),
+                "the log gives no fitting length; --max-model-len auto lets vLLM "
+                "pick the longest that fits",
+                None,
+                "unknown: vLLM sizes it at boot",
+            )
+        )
     if steps:
         return steps
     reason = "the KV cache cannot hold one request"
     if length is not None and needed is not None and avail is not None:
-        reason = (f"one {length}-token request needs {needed:g} GiB of KV cache and "
-                  f"{avail:g} GiB is available")
+        reason = (
+            f"one {length}-token request needs {needed:g} GiB of KV cache and "
+            f"{avail:g} GiB is available"
+        )
         if fit is not None:
             reason += f"; about {fit} tokens fit, below the accepted {floor}"
     return _give_up_memory(ctx, reason)
 
 
-def _fitting_len(o: outcomes.KvCacheShortfall, length: int | None,
-                 avail: float | None) -> int | None:
+def _fitting_len(
+    o: outcomes.KvCacheShortfall, length: int | None, avail: float | None
+) -> int | None:
     """The longest context vLLM says fits: its estimate, the V0 token count, or
     length * available / needed."""
     if o.estimated_max_model_len is not None:
@@ -477,13 +536,17 @@ def _no_kv_memory(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     avail = getattr(o, "available_gib", None)
     gap = -avail if avail is not None and avail <= 0 else None
-    steps = [s for s in (_lower_seqs_step(ctx, gap, "shrinks the graph pool"),
-                         _eager_step(ctx, gap)) if s]
+    steps = [
+        s
+        for s in (_lower_seqs_step(ctx, gap, "shrinks the graph pool"), _eager_step(ctx, gap))
+        if s
+    ]
     mbt = _lower_batched_tokens_step(ctx)
     if mbt:
         steps.append(mbt)
     return steps or _give_up_memory(
-        ctx, "weights and activations leave nothing for the KV cache on this footprint")
+        ctx, "weights and activations leave nothing for the KV cache on this footprint"
+    )
 
 
 def _lower_batched_tokens_step(ctx: _Ctx) -> _Step | None:
@@ -494,12 +557,19 @@ def _lower_batched_tokens_step(ctx: _Ctx) -> _Step | None:
     target = max(current // 2 // 256 * 256, floor)
     if target >= current:
         return None
-    guess = "" if cfg.max_num_batched_tokens else \
-        f" (unset: vLLM's default taken as {DEFAULT_MAX_NUM_BATCHED_TOKENS})"
-    return _Step("lower_max_num_batched_tokens", _update(cfg, max_num_batched_tokens=target),
-                 f"the profiling forward pass runs max_num_batched_tokens tokens at once; "
-                 f"{target} instead of {current}{guess} lowers its activation peak", None,
-                 "guess: the activation peak scales with the batched tokens")
+    guess = (
+        ""
+        if cfg.max_num_batched_tokens
+        else f" (unset: vLLM's default taken as {DEFAULT_MAX_NUM_BATCHED_TOKENS})"
+    )
+    return _Step(
+        "lower_max_num_batched_tokens",
+        _update(cfg, max_num_batched_tokens=target),
+        f"the profiling forward pass runs max_num_batched_tokens tokens at once; "
+        f"{target} instead of {current}{guess} lowers its activation peak",
+        None,
+        "guess: the activation peak scales with the batched tokens",
+    )
 
 
 def _graph_capture_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
@@ -514,22 +584,39 @@ def _graph_capture_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
         update: dict[str, Any] = {"max_cudagraph_capture_size": half}
         if cfg.cudagraph_capture_sizes:
             update["cudagraph_capture_sizes"] = tuple(
-                s for s in cfg.cudagraph_capture_sizes if s <= half) or (half,)
-        steps.append(_Step("smaller_capture_sizes", _update(cfg, **update),
-                           f"capture CUDA graphs up to batch {half} instead of {cap}: a "
-                           f"smaller graph pool", None,
-                           "guess: the graph pool scales with the largest capture size"))
+                s for s in cfg.cudagraph_capture_sizes if s <= half
+            ) or (half,)
+        steps.append(
+            _Step(
+                "smaller_capture_sizes",
+                _update(cfg, **update),
+                f"capture CUDA graphs up to batch {half} instead of {cap}: a smaller graph pool",
+                None,
+                "guess: the graph pool scales with the largest capture size",
+            )
+        )
     if ctx.policy.allow_eager and not cfg.enforce_eager:
-        steps.append(_Step("enforce_eager", _update(cfg, enforce_eager=True),
-                           "eager mode captures no CUDA graphs at all", None,
-                           "all of the graph pool"))
+        steps.append(
+            _Step(
+                "enforce_eager",
+                _update(cfg, enforce_eager=True),
+                "eager mode captures no CUDA graphs at all",
+                None,
+                "all of the graph pool",
+            )
+        )
     if steps:
         return steps
-    advice = ("Lower --gpu-memory-utilization so the KV cache leaves room for the graphs "
-              "(vLLM's own hint).", *memory_advice(ctx))
-    return GiveUp(cause=ctx.diagnosis.primary.kind,
-                  reason="CUDA-graph capture ran out of memory and eager mode is not allowed "
-                  "or already on", advice=advice)
+    advice = (
+        "Lower --gpu-memory-utilization so the KV cache leaves room for the graphs "
+        "(vLLM's own hint).",
+        *memory_advice(ctx),
+    )
+    return GiveUp(
+        cause=ctx.diagnosis.primary.kind,
+        reason="CUDA-graph capture ran out of memory and eager mode is not allowed or already on",
+        advice=advice,
+    )
 
 
 def _profiling_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
@@ -543,29 +630,39 @@ def _profiling_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
     if mbt:
         steps.append(mbt)
     return steps or _give_up_memory(
-        ctx, "the profiling pass ran out of memory at the smallest batched-token setting")
+        ctx, "the profiling pass ran out of memory at the smallest batched-token setting"
+    )
 
 
 def _insufficient_free(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     assert isinstance(o, outcomes.InsufficientFreeMemory)
     if "lower_gpu_memory_utilization" in ctx.steps_taken():
-        return _give_up_memory(ctx, "less memory is free than asked for, again after lowering "
-                               "gpu_memory_utilization once: another process holds it")
+        return _give_up_memory(
+            ctx,
+            "less memory is free than asked for, again after lowering "
+            "gpu_memory_utilization once: another process holds it",
+        )
     if o.gpu_memory_utilization is None and o.requested_gib is not None and o.free_gib:
         return _kv_request_over_free(ctx, o)
     if o.free_gib is None or not o.total_gib:
-        return _give_up_memory(ctx, "less memory is free than asked for, and the log does not "
-                               "say how much is free")
+        return _give_up_memory(
+            ctx, "less memory is free than asked for, and the log does not say how much is free"
+        )
     target = math.floor((o.free_gib / o.total_gib - 0.02) * 100) / 100
     current = effective_gpu_memory_utilization(ctx.config, ctx.version)
     if target < 0.05 or target >= current:
         return _give_up_memory(ctx, f"only {o.free_gib:g} of {o.total_gib:g} GiB is free")
-    return [_Step("lower_gpu_memory_utilization",
-                  _update(ctx.config, gpu_memory_utilization=target),
-                  f"{o.free_gib:g} of {o.total_gib:g} GiB is free at startup; ask for {target:g} "
-                  f"instead of {current:g}", round((current - target) * o.total_gib, 3),
-                  "from the log: free and total memory")]
+    return [
+        _Step(
+            "lower_gpu_memory_utilization",
+            _update(ctx.config, gpu_memory_utilization=target),
+            f"{o.free_gib:g} of {o.total_gib:g} GiB is free at startup; ask for {target:g} "
+            f"instead of {current:g}",
+            round((current - target) * o.total_gib, 3),
+            "from the log: free and total memory",
+        )
+    ]
 
 
 def _kv_request_over_free(ctx: _Ctx, o: outcomes.InsufficientFreeMemory) -> list[_Step] | GiveUp:
@@ -575,23 +672,32 @@ def _kv_request_over_free(ctx: _Ctx, o: outcomes.InsufficientFreeMemory) -> list
     fits_gib = math.floor(o.free_gib * 0.9 * 100) / 100
     cfg = ctx.config
     if cfg.kv_cache_memory_bytes is None or "lower_kv_cache_memory_bytes" in ctx.steps_taken():
-        return _give_up_memory(ctx, f"the KV cache asks for {o.requested_gib:g} GiB and only "
-                               f"{o.free_gib:g} GiB is free: set VLLM_CPU_KVCACHE_SPACE or "
-                               f"--kv-cache-memory-bytes to at most {fits_gib:g} GiB")
+        return _give_up_memory(
+            ctx,
+            f"the KV cache asks for {o.requested_gib:g} GiB and only "
+            f"{o.free_gib:g} GiB is free: set VLLM_CPU_KVCACHE_SPACE or "
+            f"--kv-cache-memory-bytes to at most {fits_gib:g} GiB",
+        )
     target = min(int(fits_gib * 2**30), cfg.kv_cache_memory_bytes - 1)
     if target < 1:
         return _give_up_memory(ctx, f"only {o.free_gib:g} GiB is free")
-    return [_Step("lower_kv_cache_memory_bytes", _update(cfg, kv_cache_memory_bytes=target),
-                  f"the KV cache asks for {o.requested_gib:g} GiB and {o.free_gib:g} GiB is "
-                  f"free; ask for {fits_gib:g} GiB", round(o.requested_gib - fits_gib, 3),
-                  "from the log: free memory and the KV request")]
+    return [
+        _Step(
+            "lower_kv_cache_memory_bytes",
+            _update(cfg, kv_cache_memory_bytes=target),
+            f"the KV cache asks for {o.requested_gib:g} GiB and {o.free_gib:g} GiB is "
+            f"free; ask for {fits_gib:g} GiB",
+            round(o.requested_gib - fits_gib, 3),
+            "from the log: free memory and the KV request",
+        )
+    ]
 
 
 def _no_relaunch_fits(ctx: _Ctx) -> GiveUp:
     o = ctx.diagnosis.primary
     reason = {
         "auto_fit_failed": "--max-model-len auto found no length that fits, not even one "
-                           "token: no relaunch on this footprint can fit it",
+        "token: no relaunch on this footprint can fit it",
         "weight_load_oom": "the weights alone do not fit: no launch flag shrinks them",
     }.get(o.kind, o.summary())
     return _give_up_memory(ctx, reason)
@@ -601,8 +707,9 @@ def _config_or_access(ctx: _Ctx) -> GiveUp:
     o = ctx.diagnosis.primary
     advice: list[str] = []
     if isinstance(o, outcomes.MaxModelLenExceedsModel) and o.derived_max_model_len:
-        advice.append(f"Set --max-model-len to at most {o.derived_max_model_len} (the model's "
-                      f"own context).")
+        advice.append(
+            f"Set --max-model-len to at most {o.derived_max_model_len} (the model's own context)."
+        )
     if ctx.diagnosis.remediation:
         advice.append(ctx.diagnosis.remediation)
     evidence = o.evidence[0].text if o.evidence else ""
@@ -619,10 +726,21 @@ def _restart(ctx: _Ctx) -> list[_Step] | GiveUp:
         advice = [f"Last error line: {last}"] if last else []
         if ctx.diagnosis.remediation:
             advice.append(ctx.diagnosis.remediation)
-        return GiveUp(cause=o.kind, reason="failed again on a plain restart with no known "
-                      "cause", advice=tuple(advice))
-    return [_Step("restart", ctx.config, "no known cause; a plain restart may succeed if it "
-                  "was transient (counted against the budget)", 0.0, "nothing changes")]
+        return GiveUp(
+            cause=o.kind,
+            reason="failed again on a plain restart with no known cause",
+            advice=tuple(advice),
+        )
+    return [
+        _Step(
+            "restart",
+            ctx.config,
+            "no known cause; a plain restart may succeed if it "
+            "was transient (counted against the budget)",
+            0.0,
+            "nothing changes",
+        )
+    ]
 
 
 HANDLERS: dict[str, Handler] = {
@@ -660,8 +778,10 @@ def _budget(ctx: _Ctx, attempts_made: int) -> str | None:
         if used >= p.max_boot_seconds:
             return f"{used:.0f} of {p.max_boot_seconds:.0f} boot seconds used"
         if known and used + sum(known) / len(known) > p.max_boot_seconds:
-            return (f"{used:.0f} of {p.max_boot_seconds:.0f} boot seconds used; another boot "
-                    f"(about {sum(known) / len(known):.0f} s) would not fit")
+            return (
+                f"{used:.0f} of {p.max_boot_seconds:.0f} boot seconds used; another boot "
+                f"(about {sum(known) / len(known):.0f} s) would not fit"
+            )
     return None
 
 
@@ -681,8 +801,12 @@ def _vet(ctx: _Ctx, step: _Step, tried: set[LaunchConfig]) -> LaunchConfig | Non
     return cfg
 
 
-def plan(diagnosis: Diagnosis, config: LaunchConfig, policy: Policy | None = None,
-         history: Sequence[Attempt] = ()) -> Relaunch | GiveUp:
+def plan(
+    diagnosis: Diagnosis,
+    config: LaunchConfig,
+    policy: Policy | None = None,
+    history: Sequence[Attempt] = (),
+) -> Relaunch | GiveUp:
     """The next launch after the boot `diagnosis` describes, or why to stop.
 
     `config` is the launch that produced the log. `history` is every launch made
@@ -709,21 +833,39 @@ def plan(diagnosis: Diagnosis, config: LaunchConfig, policy: Policy | None = Non
         spent = _budget(ctx, len(hist))
         if spent is not None:
             advice: tuple[str, ...] = (
-                f"The next step would have been {step.name}: {step.reason}.",)
+                f"The next step would have been {step.name}: {step.reason}.",
+            )
             if diagnosis.primary.category == outcomes.Category.MEMORY:
                 advice += memory_advice(ctx)
-            return GiveUp(cause="budget", reason=f"relaunch budget spent ({spent}); last "
-                          f"outcome: {diagnosis.primary.summary()}", advice=advice)
-        changes = tuple(Change(field=k, old=a, new=b)
-                        for k, (a, b) in cfg.changes_from(config).items())
-        return Relaunch(config=cfg, step=step.name, reason=step.reason,
-                        expected_to_free_gib=step.frees_gib, estimate=step.estimate,
-                        changes=changes,
-                        degradations=degradations(ctx.original, cfg, policy, version),
-                        attempt=len(hist) + 1)
-    reason = "every step for this failure was tried or cannot cover it: " + \
-        diagnosis.primary.summary()
+            return GiveUp(
+                cause="budget",
+                reason=f"relaunch budget spent ({spent}); last "
+                f"outcome: {diagnosis.primary.summary()}",
+                advice=advice,
+            )
+        changes = tuple(
+            Change(field=k, old=a, new=b) for k, (a, b) in cfg.changes_from(config).items()
+        )
+        name = step.name
+        if name == "restart" and cfg != config:
+            name = "restart_under_utilization_cap"
+        return Relaunch(
+            config=cfg,
+            step=name,
+            reason=step.reason,
+            expected_to_free_gib=step.frees_gib,
+            estimate=step.estimate,
+            changes=changes,
+            degradations=degradations(ctx.original, cfg, policy, version),
+            attempt=len(hist) + 1,
+        )
+    reason = (
+        "every step for this failure was tried or cannot cover it: " + diagnosis.primary.summary()
+    )
     if diagnosis.primary.category == outcomes.Category.MEMORY:
         return _give_up_memory(ctx, reason)
-    return GiveUp(cause=diagnosis.primary.kind, reason=reason,
-                  advice=(diagnosis.remediation,) if diagnosis.remediation else ())
+    return GiveUp(
+        cause=diagnosis.primary.kind,
+        reason=reason,
+        advice=(diagnosis.remediation,) if diagnosis.remediation else (),
+    )

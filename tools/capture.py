@@ -22,6 +22,7 @@ import argparse
 import collections
 import contextlib
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -47,6 +48,7 @@ from vllm_bootdiag.redact import redact  # noqa: E402
 
 KEEP_LINES = 400
 MODELS_PLACEHOLDER = "<models>"
+LEAK = re.compile(r"(?<![\w.<>-])/(?:tmp|root|home|work)/")
 
 
 def vtuple(version: str) -> tuple[int, ...]:
@@ -139,6 +141,14 @@ SCENARIOS: tuple[Scenario, ...] = (
              mode="boot", since="0.14",
              notes="--max-model-len auto with 1 GiB of KV: auto-fit reduces the length and "
                    "the server boots"),
+    Scenario("smollm135m-compiled-kvbytes", "kv_cache_shortfall", "smollm2-135m-shape",
+             ("--kv-cache-memory-bytes", "50000000"), since="0.22", timeout=1200,
+             notes="torch.compile and warm-up run (no --enforce-eager), then "
+                   "--kv-cache-memory-bytes 50000000 fails the KV check"),
+    Scenario("llama1b-compiled-kvspace1", "kv_cache_shortfall", "llama-3.2-1b-shape",
+             (), {"VLLM_CPU_KVCACHE_SPACE": "1"}, since="0.16", until="0.22", timeout=1200,
+             notes="torch.compile and warm-up run (no --enforce-eager), then "
+                   "VLLM_CPU_KVCACHE_SPACE=1 fails the KV check"),
     Scenario("qwen05b-compiled", "booted", "qwen2.5-0.5b-shape",
              ("--max-model-len", "4096"), KV2, mode="boot", timeout=1200,
              notes="healthy boot with torch.compile (no --enforce-eager), stopped with SIGTERM"),
@@ -337,6 +347,26 @@ def children_of(pid: int) -> list[int]:
     return out
 
 
+def running_vllm() -> list[int]:
+    """PIDs of any ``vllm serve`` on the machine (2 cores: never run two at once)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if b"vllm\0serve" in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+def wait_until_alone(limit: float = 120.0) -> None:
+    """Wait for other vLLM processes to end; refuse to start a second one."""
+    deadline = time.monotonic() + limit
+    while (pids := running_vllm()) and time.monotonic() < deadline:
+        log(f"waiting for running vllm serve {pids} to exit")
+        time.sleep(5)
+    if running_vllm():
+        raise SystemExit("another vllm serve is still running; not starting a second one")
+
+
 def engine_core_pid(root: int) -> int | None:
     """The EngineCore process among ``root``'s descendants (its title names it)."""
     for pid in children_of(root):
@@ -459,8 +489,12 @@ def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Pa
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("VLLM_", "HF_"))}
     run_env.update(fixed_env)
     run_env.update(scenario.env)
-    log(f"{version} {scenario.name}: vllm {' '.join(cli)}")
-    result = run_vllm([str(env_dir / "bin" / "vllm"), *cli], run_env, scenario)
+    # One vLLM at a time on this machine, even across several capture.py processes.
+    with open(env_dir.parent / ".capture.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        wait_until_alone()
+        log(f"{version} {scenario.name}: vllm {' '.join(cli)}")
+        result = run_vllm([str(env_dir / "bin" / "vllm"), *cli], run_env, scenario)
     log(f"{version} {scenario.name}: exit {result.exit_code} after {result.duration:.0f}s, "
         f"{result.total} lines")
 
@@ -468,6 +502,9 @@ def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Pa
     raw = b"".join(result.lines).decode("utf-8", errors="surrogateescape")
     raw = raw.replace(str(models_root), MODELS_PLACEHOLDER)
     data = redact(raw, literals).encode("utf-8", errors="surrogateescape")
+    leak = LEAK.search(data.decode("utf-8", "replace"))
+    if leak:
+        raise SystemExit(f"redaction left {leak.group(0)!r} in the log; nothing written")
     outcome = guess_outcome(data.decode("utf-8", "replace"), result.booted, result.killed)
     notes = scenario.notes
     if result.timed_out:

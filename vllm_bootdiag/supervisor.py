@@ -1,0 +1,424 @@
+"""The relaunch loop around a real `vllm serve` process.
+
+Launch, echo the output while keeping its tail, poll `/health`, and on failure
+classify, plan and relaunch until the server is up or the planner gives up.
+The output goes through a BootWatcher, so the first line that ends the boot
+(a KV shortfall, an OOM) ends the wait at once instead of a health timeout.
+
+The child runs in its own process group: vLLM starts an engine core and
+workers, and stopping only the leader would leave them holding the GPU. Every
+stop sends SIGTERM to the group, waits, then SIGKILLs it. Health checks go to
+127.0.0.1 only, with proxies disabled. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from typing import IO, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .diagnosis import Diagnosis
+from .engine import BootWatcher
+from .launch import LaunchConfig
+from .planner import Attempt, Degradation, GiveUp, Policy, plan
+
+
+class AttemptSummary(BaseModel):
+    """One launch, as the run summary reports it."""
+
+    model_config = ConfigDict(frozen=True)
+    number: int
+    argv: tuple[str, ...]
+    config: LaunchConfig
+    step: str | None = None
+    outcome: str
+    summary: str
+    seconds: float
+    exit_code: int | None = None
+    diagnosis: Diagnosis | None = None
+
+
+class RunSummary(BaseModel):
+    """What the loop did: every attempt, the config that booted, what it gave up."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["run_summary"] = "run_summary"
+    result: Literal["booted", "gave_up", "stopped"]
+    attempts: tuple[AttemptSummary, ...] = ()
+    final_config: LaunchConfig | None = None
+    final_argv: tuple[str, ...] = ()
+    degradations: tuple[Degradation, ...] = ()
+    give_up: GiveUp | None = None
+    seconds: float = 0.0
+    signal: int | None = None
+    health_confirmed: bool = False
+
+    @property
+    def booted(self) -> bool:
+        return self.result == "booted"
+
+    def json_line(self) -> str:
+        """One JSON line: unset fields and the per-attempt diagnoses (whole evidence) left out."""
+        return self.model_dump_json(
+            exclude={"attempts": {"__all__": {"diagnosis"}}}, exclude_none=True
+        )
+
+
+def health_ok(port: int, timeout: float = 1.0) -> bool:
+    """GET http://127.0.0.1:<port>/health returned 200 (no proxy, loopback only)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"http://127.0.0.1:{port}/health", timeout=timeout) as resp:
+            return int(resp.status) == 200
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+class _Boot:
+    """What one launch ended in."""
+
+    def __init__(
+        self,
+        kind: str,
+        diagnosis: Diagnosis | None,
+        exit_code: int | None,
+        seconds: float,
+        health: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.exit_code = exit_code
+        self.seconds = seconds
+        self.health = health
+
+
+class Supervisor:
+    """Boot `argv` under `policy`, relaunching as the planner says.
+
+    `run()` returns once the server is up (the child keeps running: `wait()`
+    for it, `stop()` to end it) or the planner gives up. `request_stop()` is
+    safe to call from a signal handler; `signal_handlers()` installs it for
+    SIGTERM and SIGINT.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        policy: Policy | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        echo: IO[str] | None = None,
+        version: str | None = None,
+        boot_timeout: float = 1800.0,
+        health_interval: float = 1.0,
+        drain_seconds: float = 3.0,
+        kill_grace: float = 10.0,
+        unconfirmed_boot_seconds: float = 15.0,
+    ) -> None:
+        self.config = LaunchConfig.from_argv(argv)
+        self.policy = policy or Policy()
+        self.env = dict(env) if env is not None else None
+        self.echo = echo
+        self.version = version
+        self.boot_timeout = boot_timeout
+        self.health_interval = health_interval
+        self.drain_seconds = drain_seconds
+        self.kill_grace = kill_grace
+        self.unconfirmed_boot_seconds = unconfirmed_boot_seconds
+        self.process: subprocess.Popen[bytes] | None = None
+        self.watcher: BootWatcher | None = None
+        self._pump: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._stop_signal: int | None = None
+
+    # --- stopping ------------------------------------------------------------
+
+    def request_stop(self, signum: int = signal.SIGTERM) -> None:
+        """Forward `signum` to the child's group and make the loop stop (signal-safe)."""
+        self._stop_signal = signum
+        proc = self.process
+        if proc is not None and proc.poll() is None:
+            _killpg(proc.pid, signum)
+
+    @contextmanager
+    def signal_handlers(self) -> Iterator[None]:
+        """Forward SIGTERM and SIGINT to the child while the block runs (main thread only)."""
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+        def handler(signum: int, frame: object) -> None:
+            self.request_stop(signum)
+
+        for s in old:
+            signal.signal(s, handler)
+        try:
+            yield
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    @property
+    def stop_signal(self) -> int | None:
+        return self._stop_signal
+
+    def stop(self) -> None:
+        """SIGTERM the child's process group, wait `kill_grace`, then SIGKILL it."""
+        proc = self.process
+        if proc is None:
+            return
+        _killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.kill_grace
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(proc.pid):
+                break
+            time.sleep(0.05)
+        _killpg(proc.pid, signal.SIGKILL)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+
+    def wait(self) -> int:
+        """Wait for a booted server to exit, forwarding stops; its exit code (128+N for
+        a signal)."""
+        proc = self.process
+        if proc is None:
+            return 0
+        while proc.poll() is None:
+            if self._stop_signal is not None:
+                self.stop()
+                return 128 + self._stop_signal
+            time.sleep(0.1)
+        self.stop()  # the group may outlive its leader
+        code = proc.returncode
+        return 128 - code if code < 0 else code
+
+    # --- the loop --------------------------------------------------------------
+
+    def run(self) -> RunSummary:
+        """Boot, relaunching per the planner, until up, given up, or stopped."""
+        started = time.monotonic()
+        config, step = self.config, None
+        degradations: tuple[Degradation, ...] = ()
+        history: list[Attempt] = []
+        attempts: list[AttemptSummary] = []
+
+        def summary(result: Literal["booted", "gave_up", "stopped"], **kw: object) -> RunSummary:
+            return RunSummary.model_validate(
+                {
+                    "result": result,
+                    "attempts": attempts,
+                    "final_config": config,
+                    "final_argv": config.to_argv(),
+                    "degradations": degradations,
+                    "seconds": round(time.monotonic() - started, 3),
+                    "signal": self._stop_signal,
+                    **kw,
+                }
+            )
+
+        while True:
+            deadline = time.monotonic() + self.boot_timeout
+            if self.policy.max_boot_seconds is not None:
+                deadline = min(deadline, started + self.policy.max_boot_seconds)
+            boot = self._boot_once(config, deadline)
+            diag = boot.diagnosis
+            outcome = boot.kind if diag is None or boot.kind != "failed" else diag.primary.kind
+            attempts.append(
+                AttemptSummary(
+                    number=len(attempts) + 1,
+                    argv=tuple(config.to_argv()),
+                    config=config,
+                    step=step,
+                    outcome=outcome,
+                    summary=diag.primary.summary() if diag is not None else outcome,
+                    seconds=round(boot.seconds, 3),
+                    exit_code=boot.exit_code,
+                    diagnosis=diag,
+                )
+            )
+            history.append(
+                Attempt(
+                    config=config,
+                    outcome=outcome,
+                    seconds=boot.seconds,
+                    step=step,
+                    exit_code=boot.exit_code,
+                )
+            )
+            if boot.kind == "booted":
+                return summary("booted", health_confirmed=boot.health)
+            if self._stop_signal is not None or boot.kind == "stopped":
+                return summary("stopped")
+            if boot.kind == "timeout" or diag is None:
+                return summary(
+                    "gave_up",
+                    give_up=GiveUp(
+                        cause="budget",
+                        reason=f"the boot did not finish within its time budget "
+                        f"({boot.seconds:.0f} s)",
+                        advice=(
+                            "Raise the boot budget (--budget-seconds) if the model is large, or "
+                            "look at the last lines of the log for a stall.",
+                        ),
+                    ),
+                )
+            decision = plan(diag, config, self.policy, history)
+            if isinstance(decision, GiveUp):
+                return summary("gave_up", give_up=decision)
+            self._say(
+                f"vllm-bootdiag: {diag.primary.summary()}; relaunching "
+                f"({decision.step}): {decision.reason}"
+            )
+            config, step, degradations = decision.config, decision.step, decision.degradations
+
+    def _say(self, text: str) -> None:
+        if self.echo is not None:
+            with self._lock:
+                self.echo.write(text + "\n")
+                self.echo.flush()
+
+    def _start(self, config: LaunchConfig) -> subprocess.Popen[bytes]:
+        env = {**os.environ, **self.env} if self.env is not None else None
+        proc = subprocess.Popen(
+            config.to_argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+        self.process = proc
+        self.watcher = watcher = BootWatcher(version=self.version)
+        self._pump = threading.Thread(
+            target=self._pump_lines, args=(proc, watcher), daemon=True, name="vllm-bootdiag-pump"
+        )
+        self._pump.start()
+        return proc
+
+    def _pump_lines(self, proc: subprocess.Popen[bytes], watcher: BootWatcher) -> None:
+        """Echo the child's output and feed the watcher; runs until the pipe closes."""
+        assert proc.stdout is not None
+        for raw in iter(proc.stdout.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            with self._lock:
+                if self.echo is not None:
+                    try:
+                        self.echo.write(line + "\n")
+                        self.echo.flush()
+                    except (OSError, ValueError):
+                        self.echo = None
+                watcher.feed(line)
+
+    def _diagnosis(self, watcher: BootWatcher) -> Diagnosis:
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        with self._lock:
+            return watcher.diagnosis()
+
+    def _boot_once(self, config: LaunchConfig, deadline: float) -> _Boot:
+        t0 = time.monotonic()
+        if health_ok(config.health_port):
+            raise LaunchError(
+                f"127.0.0.1:{config.health_port} already answers /health: "
+                f"another server holds the port"
+            )
+        try:
+            proc = self._start(config)
+        except OSError as e:
+            raise LaunchError(f"cannot start {config.to_argv()[0]!r}: {e}") from None
+        watcher = self.watcher
+        assert watcher is not None
+        port = config.health_port
+        next_health = t0
+        booted_line_at: float | None = None
+        failed_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if self._stop_signal is not None:
+                self.stop()
+                return _Boot("stopped", self._diagnosis(watcher), proc.returncode, now - t0)
+            if now >= next_health:
+                next_health = now + self.health_interval
+                if health_ok(port):
+                    return _Boot("booted", watcher.reported, None, now - t0, health=True)
+            reported = watcher.reported
+            if reported is not None and booted_line_at is None and failed_at is None:
+                if reported.primary.kind == "booted":
+                    booted_line_at = now
+                    next_health = now
+                else:
+                    failed_at = now
+            if booted_line_at is not None and now - booted_line_at > self.unconfirmed_boot_seconds:
+                return _Boot("booted", reported, None, now - t0, health=False)
+            exited = proc.poll() is not None
+            if exited or (failed_at is not None and now - failed_at > self.drain_seconds):
+                self.stop()
+                return _Boot("failed", self._diagnosis(watcher), proc.returncode, now - t0)
+            if now >= deadline:
+                self.stop()
+                return _Boot("timeout", self._diagnosis(watcher), proc.returncode, now - t0)
+            time.sleep(0.05)
+
+
+class LaunchError(RuntimeError):
+    """The command could not be started at all (not found, not executable, port taken)."""
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def run(
+    argv: Sequence[str],
+    policy: Policy | None = None,
+    *,
+    echo: IO[str] | None = None,
+    stop_after_boot: bool = False,
+    boot_timeout: float = 1800.0,
+) -> RunSummary:
+    """One call for a worker's main: boot `argv`, relaunching as needed.
+
+    Installs SIGTERM/SIGINT forwarding while it boots (call it from the main
+    thread). The server is left running unless `stop_after_boot`; use
+    `Supervisor` directly to wait for it or stop it later.
+    """
+    sup = Supervisor(
+        argv, policy, echo=echo if echo is not None else sys.stdout, boot_timeout=boot_timeout
+    )
+    with sup.signal_handlers():
+        summary = sup.run()
+    if stop_after_boot or not summary.booted:
+        sup.stop()
+    return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -452,3 +453,88 @@ def test_recommend_defaults_ties_max_num_seqs_to_concurrency(concurrency: int, s
 def test_recommend_defaults_rejects_zero() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         recommend_defaults(0)
+
+
+# --- the `plan` command -------------------------------------------------------------
+
+
+def _plan_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from vllm_bootdiag.cli_remediation import main
+
+    code = main(["plan", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_command_prints_argv_and_env(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _plan_cli(
+        capsys, str(LOGS / "kv_shortfall__small-gap.log"), "--max-concurrency", "30"
+    )
+    assert code == 0
+    assert "relaunch (lower_max_num_seqs)" in out
+    assert f"argv: vllm serve {BASE.model} --max-model-len 131072 --max-num-seqs 32" in out
+    assert "MAX_NUM_SEQS=32" in out
+
+
+def test_plan_command_json_with_args_and_env_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    env_file = tmp_path / "worker.env"
+    env_file.write_text("# worker\nexport GPU_MEMORY_UTILIZATION=0.9\nKV_CACHE_DTYPE='auto'\n")
+    code, out, _ = _plan_cli(
+        capsys,
+        str(LOGS / "kv_shortfall__big-gap.log"),
+        "--json",
+        "--env-file",
+        str(env_file),
+        "--args",
+        "--max-model-len 131072 --trust-remote-code",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["kind"] == "relaunch" and data["step"] == "lower_max_model_len"
+    assert data["argv"] == [
+        "vllm",
+        "serve",
+        BASE.model,
+        "--max-model-len",
+        "102400",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--kv-cache-dtype",
+        "auto",
+        "--trust-remote-code",
+    ]
+    assert data["env"]["MAX_MODEL_LEN"] == "102400"
+    assert data["degradations"][0]["kind"] == "shorter_context"
+
+
+def test_plan_command_give_up_and_booted(capsys: pytest.CaptureFixture[str]) -> None:
+    log = CORPUS / "0.32.0" / "model_not_found__local-path-missing__cpu.log"
+    code, out, _ = _plan_cli(capsys, str(log), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["kind"] == "give_up" and data["cause"] == "model_not_found"
+    code, out, _ = _plan_cli(capsys, str(LOGS / "booted__eager.log"))
+    assert code == 0 and out.strip() == "booted: nothing to relaunch"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["/no/such.log"], "no such file"),
+        (
+            [str(LOGS / "kv_shortfall__big-gap.log"), "--args", "--max-num-seqs abc"],
+            "not an integer",
+        ),
+        ([str(LOGS / "kv_shortfall__big-gap.log"), "--args", "'unclosed"], "--args"),
+        ([str(LOGS / "kv_shortfall__big-gap.log"), "--env-file", "/no/such.env"], "cannot read"),
+        ([str(LOGS / "kv_shortfall__big-gap.log"), "--max-concurrency", "0"], "bad policy"),
+    ],
+)
+def test_plan_command_input_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = _plan_cli(capsys, *args)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1

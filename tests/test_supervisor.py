@@ -340,3 +340,37 @@ def test_cli_run_input_errors_are_one_line_exit_2(
     assert proc.returncode == 2
     assert message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_startup_line_without_reachable_health_counts_as_unconfirmed_boot(
+    tmp_path: Path, fake_env: None
+) -> None:
+    # e.g. --host bound to an address 127.0.0.1 does not reach: the log still says it is up.
+    fake = Fake(tmp_path, [{"log": "booted__eager.log", "hang": True}])
+    summary, sup = _run(fake, fake.argv(), Policy(), unconfirmed_boot_seconds=0.5)
+    sup.stop()
+    assert summary.booted and not summary.health_confirmed
+    assert summary.attempts[0].outcome == "booted"
+
+
+def test_module_level_run_for_a_workers_main(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vllm_bootdiag import supervisor
+
+    fake = Fake(
+        tmp_path,
+        [
+            {"log": "kv_shortfall__big-gap.log", "exit": 1},
+            {"log": "booted__eager.log", "serve": True},
+        ],
+    )
+    for key, value in fake.env.items():
+        monkeypatch.setenv(key, value)
+    echo = io.StringIO()
+    summary = supervisor.run(fake.argv(), Policy(), echo=echo, stop_after_boot=True)
+    assert summary.booted
+    assert summary.final_config is not None and summary.final_config.max_model_len == 102400
+    assert "relaunching (lower_max_model_len)" in echo.getvalue()
+    assert not health_ok(fake.port)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored

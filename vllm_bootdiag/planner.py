@@ -395,11 +395,14 @@ def _give_up_memory(ctx: _Ctx, reason: str) -> GiveUp:
 # --- handlers ---------------------------------------------------------------------
 
 
-def _lower_seqs_step(ctx: _Ctx, gap: float | None, why: str) -> _Step | None:
-    """max_num_seqs down to the worker's concurrency: graphs kept, the pool shrinks."""
+def _lower_seqs_step(
+    ctx: _Ctx, gap: float | None, why: str, for_graphs: bool = True
+) -> _Step | None:
+    """max_num_seqs down to the worker's concurrency: graphs kept, the pool shrinks
+    (and the sampler warm-up runs fewer dummy requests, eager or not)."""
     conc = ctx.policy.max_concurrency
     cfg = ctx.config
-    if conc is None or cfg.enforce_eager:
+    if conc is None or (for_graphs and cfg.enforce_eager):
         return None
     target = seqs_for(conc)
     current = effective_max_num_seqs(cfg)
@@ -423,7 +426,7 @@ def _lower_seqs_step(ctx: _Ctx, gap: float | None, why: str) -> _Step | None:
         "lower_max_num_seqs",
         _update(cfg, max_num_seqs=target),
         f"max_num_seqs {current} is above the {conc} requests the worker runs; "
-        f"{target} keeps CUDA graphs and {why}",
+        f"{target} {'still ' if cfg.enforce_eager else 'keeps CUDA graphs and '}{why}",
         frees,
         estimate,
     )
@@ -622,8 +625,15 @@ def _graph_capture_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
 def _profiling_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     steps: list[_Step] = []
-    if getattr(o, "dummy_requests", None) is not None:
-        s = _lower_seqs_step(ctx, None, "warms the sampler up with fewer dummy requests")
+    # The sampler warm-up wraps the torch OOM: either line may be the primary.
+    sampler = any(
+        isinstance(m, outcomes.ProfilingOom) and m.dummy_requests is not None
+        for m in (o, *ctx.diagnosis.matches)
+    )
+    if sampler:
+        s = _lower_seqs_step(
+            ctx, None, "warms the sampler up with fewer dummy requests", for_graphs=False
+        )
         if s:
             steps.append(s)
     mbt = _lower_batched_tokens_step(ctx)
@@ -713,7 +723,7 @@ def _config_or_access(ctx: _Ctx) -> GiveUp:
     if ctx.diagnosis.remediation:
         advice.append(ctx.diagnosis.remediation)
     evidence = o.evidence[0].text if o.evidence else ""
-    reason = o.summary() + (f" ({evidence[:200]})" if evidence else "")
+    reason = evidence[:300] if evidence else o.summary()
     return GiveUp(cause=o.kind, reason=reason, advice=tuple(advice))
 
 

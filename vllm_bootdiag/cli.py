@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import corpus, engine, logtail, redact, rules, timeline
+from . import corpus, engine, logtail, redact, rules, source_scan, timeline
 from .outcomes import OUTCOME_TYPES
 
 
@@ -108,6 +108,34 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     return 1 if bad and args.fail_on_failure else 0
 
 
+def cmd_scan_source(args: argparse.Namespace) -> int:
+    try:
+        version, findings = source_scan.scan(args.path, args.vllm_version)
+    except source_scan.SourceError as e:
+        raise UsageError(str(e)) from None
+    bad = [f for f in findings if not f.ok]
+    rows = [f"{f.rule_id}  {f.verdict}" for f in (findings if args.all else bad)]
+    rows.append(
+        f"vLLM {version}: {len(findings) - len(bad)} of {len(findings)} vLLM-printed rules agree "
+        "with this release's source"
+    )
+    data = {
+        "vllm_version": str(version),
+        "findings": [
+            {
+                "rule_id": f.rule_id,
+                "in_range": f.in_range,
+                "present": f.present,
+                "ok": f.ok,
+                "verdict": f.verdict,
+            }
+            for f in findings
+        ],
+    }
+    _emit(data, args.json, "\n".join(rows))
+    return 1 if bad and args.fail_on_failure else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="vllm-bootdiag",
@@ -158,6 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--fail-on-failure", action="store_true", help="exit 1 when a log disagrees")
     k.add_argument("--json", action="store_true", help="print JSON")
     k.set_defaults(func=cmd_corpus)
+
+    s = sub.add_parser("scan-source", help="check the rule table against a vLLM release's source")
+    s.add_argument("path", help="a vLLM wheel (pip download --no-deps vllm==X) or a vllm/ tree")
+    s.add_argument("--vllm-version", help="the release, if the path does not say it")
+    s.add_argument("--all", action="store_true", help="list every rule, not only disagreements")
+    s.add_argument("--fail-on-failure", action="store_true", help="exit 1 on any disagreement")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=cmd_scan_source)
     return p
 
 

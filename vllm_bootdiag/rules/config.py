@@ -41,6 +41,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="CF002",
+        printed_by="argparse",
         name="argparse-invalid-value",
         vllm="",
         outcome="invalid_argument",
@@ -58,6 +59,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="CF003",
+        printed_by="argparse",
         name="argparse-unrecognized",
         vllm="",
         outcome="invalid_argument",
@@ -70,6 +72,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="CF004",
+        printed_by="pydantic",
         name="config-validation-error",
         vllm="",
         outcome="invalid_argument",
@@ -120,7 +123,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="CF007",
         name="architecture-out-of-tree",
-        vllm="",
+        vllm=">=0.19",
         outcome="unsupported_architecture",
         literal="is not supported in-tree anymore",
         patterns=(r"Model architecture (?P<architectures>\w+) is not supported in-tree anymore",),
@@ -131,6 +134,9 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="The architecture moved to an out-of-tree plugin.",
         remediation="Install the plugin the message names.",
-        references=("vllm/model_executor/models/registry.py:1199 (0.32.0)",),
+        references=(
+            "vllm/model_executor/models/registry.py:993 (0.20.0)",
+            "registry.py:1199 (0.32.0)",
+        ),
     ),
 )

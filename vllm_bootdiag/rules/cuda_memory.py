@@ -35,6 +35,7 @@ _OOM_EXAMPLE = (
 RULES: tuple[Rule, ...] = (
     Rule(
         id="CM001",
+        printed_by="pytorch",
         name="torch-cuda-oom",
         vllm="",
         outcome="profiling_oom",

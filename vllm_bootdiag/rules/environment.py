@@ -7,6 +7,7 @@ from .schema import Rule
 RULES: tuple[Rule, ...] = (
     Rule(
         id="EN001",
+        printed_by="os",
         name="no-space-left-on-device",
         vllm="",
         outcome="disk_full",

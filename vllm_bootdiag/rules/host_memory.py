@@ -21,6 +21,9 @@ _CPU_REMEDY = (
 RULES: tuple[Rule, ...] = (
     Rule(
         id="HM001",
+        source_pattern=(
+            r"Free memory on device \(\{\}/\{\} GiB\) on startup is less than desired GPU"
+        ),
         name="gpu-free-memory-below-utilization",
         vllm=">=0.9.1,<0.14",
         outcome="insufficient_free_memory",
@@ -46,6 +49,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="HM002",
+        source_pattern=(
+            r"Free memory on device \{\} \(\{\}/\{\} GiB\) on startup is less than desired GPU"
+        ),
         name="gpu-free-memory-below-utilization-device",
         vllm=">=0.14",
         outcome="insufficient_free_memory",
@@ -95,6 +101,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="HM004",
+        source_pattern=r"Error in memory profiling\. Initial free memory \{\} GiB",
         name="gpu-memory-changed-during-profiling",
         vllm=">=0.9.1",
         outcome="insufficient_free_memory",
@@ -118,7 +125,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="HM005",
         name="cpu-node-memory-below-utilization",
-        vllm="",
+        vllm=">=0.20",
         outcome="insufficient_free_memory",
         literal="is less than desired CPU memory utilization",
         patterns=(
@@ -136,12 +143,12 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="CPU backend: the node has less free RAM than gpu_memory_utilization reserves.",
         remediation=_CPU_REMEDY,
-        references=("vllm/v1/worker/cpu_worker.py:84 (0.32.0)",),
+        references=("vllm/v1/worker/cpu_worker.py:68 (0.20.0)", "cpu_worker.py:84 (0.32.0)"),
     ),
     Rule(
         id="HM006",
         name="cpu-node-memory-below-kv-request",
-        vllm="",
+        vllm=">=0.20",
         outcome="insufficient_free_memory",
         literal="is less than requested memory for kv",
         patterns=(
@@ -159,6 +166,31 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="CPU backend: the node has less free RAM than the KV cache space requested.",
         remediation=_CPU_REMEDY,
-        references=("vllm/v1/worker/cpu_worker.py:220 and :242 (0.32.0)",),
+        references=(
+            "vllm/v1/worker/cpu_worker.py:168 and :190 (0.20.0)",
+            "cpu_worker.py:220 and :242 (0.32.0)",
+        ),
+    ),
+    Rule(
+        id="HM007",
+        name="gpu-memory-changed-during-profiling-bytes",
+        vllm=">=0.8.5,<0.16",
+        outcome="insufficient_free_memory",
+        literal="Error in memory profiling",
+        source_pattern=r"Error in memory profiling\. Initial free memory \{\}, current free",
+        patterns=(r"Error in memory profiling\. Initial free memory \d+, current free memory \d+",),
+        examples=(
+            "AssertionError: Error in memory profiling. Initial free memory 32212254720, current "
+            "free memory 33285996544. This happens when the GPU memory was not properly cleaned "
+            "up before initializing the vLLM instance.",
+        ),
+        counter_examples=(
+            "AssertionError: Error in memory profiling. Initial free memory 30.1 GiB, current "
+            "free memory 31.5 GiB.",
+        ),
+        summary="Another process changed GPU memory while vLLM profiled (the byte-count wording: "
+        "the V1 GPU worker of 0.8.5/0.9.0.1, and other workers up to 0.15).",
+        remediation="Give vLLM the GPU to itself during boot; a restart usually succeeds.",
+        references=("vllm/v1/worker/gpu_worker.py:188 (0.8.5)", "gpu_worker.py:190 (0.9.0.1)"),
     ),
 )

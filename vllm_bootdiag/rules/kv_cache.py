@@ -21,6 +21,9 @@ _SHORTFALL_REMEDY = (
 RULES: tuple[Rule, ...] = (
     Rule(
         id="KV001",
+        source_pattern=(
+            r"models's max seq len \(\{\}\), \(\{:\.2f\} GiB .*\{:\.2f\} GiB\)\.\{\}  Try"
+        ),
         name="kv-shortfall-models-s-no-estimate",
         vllm=">=0.8.5,<0.9.1",
         outcome="kv_cache_shortfall",
@@ -55,6 +58,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV002",
+        source_pattern=(
+            r"models's max seq len \(\{\}\), \(\{:\.2f\} GiB .*\{:\.2f\} GiB\)\. \{\} Try"
+        ),
         name="kv-shortfall-models-s-fixed-decimals",
         vllm=">=0.9.1,<0.14",
         outcome="kv_cache_shortfall",
@@ -95,6 +101,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV003",
+        source_pattern=(
+            r"models's max seq len \(\{\}\), \(\{\} GiB .*\{\} GiB\)\. \{\}Try increasing "
+            r"`gpu_memory_utilization` or"
+        ),
         name="kv-shortfall-models-s",
         vllm=">=0.14,<0.22",
         outcome="kv_cache_shortfall",
@@ -138,6 +148,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV004",
+        source_pattern=(
+            r"model's max seq len \(\{\}\), \(\{\} GiB .*\{\} GiB\)\. \{\}Try increasing "
+            r"`gpu_memory_utilization` \(which also"
+        ),
         name="kv-shortfall",
         vllm=">=0.22",
         outcome="kv_cache_shortfall",
@@ -195,6 +209,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV006",
+        source_pattern=(
+            r"No available memory for the cache blocks\. Try increasing "
+            r"`gpu_memory_utilization` when initializing the engine\.$"
+        ),
         name="no-kv-cache-memory",
         vllm=">=0.8.5,<0.13",
         outcome="no_kv_cache_memory",
@@ -224,6 +242,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV007",
+        source_pattern=(
+            r"No available memory for the cache blocks\. Try increasing "
+            r"`gpu_memory_utilization` when initializing the engine\. See https"
+        ),
         name="no-kv-cache-memory-docs-link",
         vllm=">=0.13,<0.22",
         outcome="no_kv_cache_memory",
@@ -252,6 +274,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="KV008",
+        source_pattern=(
+            r"No available memory for the cache blocks\. Try increasing "
+            r"`gpu_memory_utilization` when initializing the engine \(this flag also"
+        ),
         name="no-kv-cache-memory-cpu-note",
         vllm=">=0.22",
         outcome="no_kv_cache_memory",

@@ -7,6 +7,7 @@ from .schema import Rule
 RULES: tuple[Rule, ...] = (
     Rule(
         id="LC001",
+        printed_by="uvicorn",
         name="api-server-started",
         vllm="",
         outcome="booted",
@@ -19,6 +20,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="LC002",
+        source_pattern=r"Engine core initialization failed\. See root cause above\. Failed core",
         name="engine-core-killed",
         vllm=">=0.9.0.1",
         outcome="engine_died",

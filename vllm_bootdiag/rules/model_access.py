@@ -29,6 +29,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC002",
+        printed_by="huggingface_hub",
         name="hub-repository-not-found",
         vllm="",
         outcome="model_not_found",
@@ -48,6 +49,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC003",
+        printed_by="huggingface_hub",
         name="hub-offline-not-cached",
         vllm="",
         outcome="model_not_found",
@@ -65,6 +67,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC004",
+        printed_by="transformers",
         name="not-a-local-folder-or-model-id",
         vllm="",
         outcome="model_not_found",
@@ -80,6 +83,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC005",
+        printed_by="huggingface_hub",
         name="gated-repository",
         vllm="",
         outcome="gated_model",
@@ -100,6 +104,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC006",
+        printed_by="transformers",
         name="gated-access-restricted",
         vllm="",
         outcome="gated_model",
@@ -115,6 +120,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC007",
+        printed_by="huggingface_hub",
         name="revision-not-found",
         vllm="",
         outcome="revision_not_found",
@@ -136,6 +142,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC008",
+        printed_by="transformers",
         name="invalid-revision-id",
         vllm="",
         outcome="revision_not_found",
@@ -151,6 +158,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC009",
+        printed_by="huggingface_hub",
         name="hub-invalid-repo-id",
         vllm="",
         outcome="model_not_found",

@@ -18,6 +18,11 @@ from .. import outcomes, versions
 
 Status = Literal["active", "retired"]
 
+PrintedBy = Literal[
+    "vllm", "pytorch", "huggingface_hub", "transformers", "uvicorn", "argparse", "pydantic", "os"
+]
+"""Who formats the message: only vLLM's own wording can be checked against vLLM's source."""
+
 Attribution = Literal["none", "cuda_oom_phase"]
 """`cuda_oom_phase`: the outcome kind is decided by where the OOM happened
 (weight load, profiling, graph capture), read from traceback frames and the last
@@ -43,6 +48,10 @@ class Rule(BaseModel):
     remediation: str
     references: tuple[str, ...] = ()
     status: Status = "active"
+    printed_by: PrintedBy = "vllm"
+    source_pattern: str | None = None
+    """A regex for vLLM's own format string of this wording (f-string fields rendered
+    `{}` or `{:spec}`), checked by `vllm-bootdiag scan-source`; the literal by default."""
     attribution: Attribution = "none"
     terminal: bool = True
     """A terminal line ends the boot: a BootWatcher reports it at once."""
@@ -80,6 +89,11 @@ class Rule(BaseModel):
                 raise ValueError(
                     f"{self.id}: groups {sorted(unknown)} are not {self.outcome} fields"
                 )
+        if self.source_pattern is not None:
+            try:
+                regex.compile(self.source_pattern)
+            except regex.error as e:
+                raise ValueError(f"{self.id}: source_pattern does not compile: {e}") from None
         for ex in self.examples:
             if self.literal not in ex:
                 raise ValueError(f"{self.id}: literal {self.literal!r} not in example {ex!r}")

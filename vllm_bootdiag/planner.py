@@ -466,7 +466,7 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
         s2 = _eager_step(ctx, gap)
         if s2:
             steps.append(s2)
-    fit = _fitting_len(o, length, avail)
+    fit, source = _fitting_len(o, length, avail)
     block = cfg.block_size or DEFAULT_BLOCK_SIZE
     floor = ctx.policy.min_max_model_len
     if fit is not None and length is not None:
@@ -476,8 +476,8 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
                 _Step(
                     "lower_max_model_len",
                     _update(cfg, max_model_len=new_len),
-                    f"vLLM estimates {fit} tokens fit in the KV cache; {new_len} is that rounded "
-                    f"down (asked for {length})",
+                    f"about {fit} tokens fit in the KV cache ({source}); {new_len} is that "
+                    f"rounded down (asked for {length})",
                     round(needed * (1 - new_len / length), 3) if needed else None,
                     "KV memory scales with the context length",
                 )
@@ -497,7 +497,12 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
                         "from the log: graph memory plus KV memory scaled by length",
                     )
                 )
-    elif fit is None and cfg.max_model_len != "auto" and _ge(ctx.version, AUTO_MAX_MODEL_LEN_SINCE):
+    elif (
+        fit is None
+        and (avail is None or avail > 0)
+        and cfg.max_model_len != "auto"
+        and _ge(ctx.version, AUTO_MAX_MODEL_LEN_SINCE)
+    ):
         steps.append(
             _Step(
                 "auto_max_model_len",
@@ -523,16 +528,16 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
 
 def _fitting_len(
     o: outcomes.KvCacheShortfall, length: int | None, avail: float | None
-) -> int | None:
-    """The longest context vLLM says fits: its estimate, the V0 token count, or
-    length * available / needed."""
+) -> tuple[int | None, str]:
+    """The longest context that fits, and where that figure comes from: vLLM's
+    estimate, the V0 engine's token count, or length * available / needed."""
     if o.estimated_max_model_len is not None:
-        return max(o.estimated_max_model_len, 0)
+        return max(o.estimated_max_model_len, 0), "vLLM's estimate"
     if o.kv_cache_tokens is not None:
-        return max(o.kv_cache_tokens, 0)
+        return max(o.kv_cache_tokens, 0), "the tokens the KV cache holds"
     if length and o.needed_gib and avail is not None:
-        return max(int(length * avail / o.needed_gib), 0)
-    return None
+        return max(int(length * avail / o.needed_gib), 0), "needed vs available memory"
+    return None, ""
 
 
 def _no_kv_memory(ctx: _Ctx) -> list[_Step] | GiveUp:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from . import corpus, engine, logtail, redact, rules, source_scan, timeline
+from . import cli_remediation, corpus, engine, logtail, redact, rules, source_scan, timeline
 from .outcomes import OUTCOME_TYPES
 
 
@@ -194,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fail-on-failure", action="store_true", help="exit 1 on any disagreement")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=cmd_scan_source)
+
+    cli_remediation.register(sub)  # plan, run
     return p
 
 

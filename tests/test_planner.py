@@ -553,3 +553,13 @@ def test_real_sampler_oom_lowers_max_num_seqs_even_in_eager_mode() -> None:
     assert "still warms the sampler up" in r.reason
     r2 = _relaunch(plan(d, cfg, Policy()))
     assert r2.step == "lower_max_num_batched_tokens"
+
+
+def test_no_auto_fit_relaunch_when_nothing_is_available() -> None:
+    d = classify(BANNER + "x\n").model_copy(
+        update={"primary": outcomes.KvCacheShortfall(available_gib=-1.5), "vllm_version": "0.20.0"}
+    )
+    g = _give_up(plan(d, BASE, Policy()))
+    assert g.cause == "kv_cache_shortfall"
+    d2 = d.model_copy(update={"primary": outcomes.KvCacheShortfall(available_gib=2.0)})
+    assert _relaunch(plan(d2, BASE, Policy())).config.max_model_len == "auto"

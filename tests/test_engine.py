@@ -228,3 +228,16 @@ def test_watcher_keeps_only_the_tail() -> None:
     for i in range(100):
         w.feed(f"INFO 11-29 16:20:31 [x.py:1] line {i}")
     assert w.diagnosis().lines_examined == 10
+
+
+def test_unknown_skips_every_echo_of_a_cause() -> None:
+    lines = [
+        "(Worker_TP1 pid=7) ERROR 11-29 16:20:31 [multiproc_executor.py:800] WorkerProc hit an exception.",
+        "(Worker_TP1 pid=7) ERROR 11-29 16:20:31 [multiproc_executor.py:800] NotImplementedError: no kernel for sm_61",
+        "RuntimeError: Worker failed with error 'no kernel for sm_61', please check the stack trace above for the root cause",
+        "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
+        ECHO,
+    ]
+    d = classify(lines)
+    assert d.primary.kind == "unknown"
+    assert d.primary.model_dump()["last_error_line"] == "NotImplementedError: no kernel for sm_61"

@@ -207,6 +207,10 @@ _ECHOES = (
     "Traceback (most recent call last)",
     "Process EngineCore",
     "See root cause above",
+    "See stack trace for the root cause",
+    "WorkerProc hit an exception",
+    "please check the stack trace above for the root cause",
+    "Frontend process failed during engine core initialization",
 )
 
 

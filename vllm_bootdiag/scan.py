@@ -25,7 +25,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 class Tail:
     """The lines of a tail, sorted into progress and candidate-failure lines."""
 
-    __slots__ = ("_parsed", "_starts", "lines", "markers", "other", "other_text")
+    __slots__ = ("_found", "_parsed", "_starts", "lines", "markers", "other", "other_text")
 
     def __init__(self, lines: Sequence[str], marker: re.Pattern[str] | None = None) -> None:
         self.lines = list(lines)
@@ -61,13 +61,18 @@ class Tail:
             pos += len(self.lines[i]) + 1
         self._starts = starts
         self._parsed: dict[int, logline.LogLine] = {}
+        self._found: dict[str, list[int]] = {}
 
     def __len__(self) -> int:
         return len(self.lines)
 
     def find(self, literal: str) -> list[int]:
         """Indices of the candidate-failure lines that contain `literal`, in order."""
+        cached = self._found.get(literal)
+        if cached is not None:
+            return cached
         found: list[int] = []
+        self._found[literal] = found
         text, starts = self.other_text, self._starts
         pos = text.find(literal)
         while pos != -1:

@@ -142,7 +142,7 @@ def _oom_kind(
 _VALUE_ERROR = regex.compile(r"^\s*(?:Value error|Assertion failed), (?P<m>.*?)(?:\s*\[type=.*)?$")
 _FIELD = regex.compile(r"^[A-Za-z_][\w.]*$")
 _PYDANTIC_MSG = regex.compile(
-    r"^\s+(?P<m>\S.*?)\s*\[type=[^,\]]+(?:, input_value=(?P<v>.*?), input_type=\w+)?\]"
+    r"^\s*(?P<m>\S.*?)\s*\[type=[^,\]]+(?:, input_value=(?P<v>.*?), input_type=\w+)?\]"
 )
 
 
@@ -154,15 +154,15 @@ def _validation_details(tail: Tail, index: int) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for j in range(index + 1, min(index + 6, len(tail))):
-        raw = tail.lines[j].rstrip()
-        m = _VALUE_ERROR.match(raw)
+        text = tail.parsed(j).message
+        m = _VALUE_ERROR.match(text)
         if m:
             out["message"] = str(m["m"])
             return out
-        if "argument" not in out and _FIELD.match(raw):
-            out["argument"] = raw
+        if "argument" not in out and _FIELD.match(text):
+            out["argument"] = text
             continue
-        m = _PYDANTIC_MSG.match(raw)
+        m = _PYDANTIC_MSG.match(text)
         if m:
             value = f" (got {m['v']})" if m["v"] else ""
             out["message"] = f"{m['m']}{value}"
@@ -250,6 +250,29 @@ def _rank(outcome: _Outcome) -> int:
     return outcome.RANK
 
 
+def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
+    """The primary with numbers it lacks taken from other matches of its kind.
+
+    One failure is often printed several ways: vLLM's weight-load wrapper and
+    torch's OOM text, the sampler warm-up message and the OOM under it.
+    """
+    update: dict[str, Any] = {}
+    evidence = list(primary.evidence)
+    for other in found:
+        if other is primary or getattr(other, "kind", None) != getattr(primary, "kind", None):
+            continue
+        for name in outcomes.field_names(getattr(primary, "kind", "unknown")):
+            if getattr(primary, name) in (None, ()) and name not in update:
+                value = getattr(other, name)
+                if value not in (None, ()):
+                    update[name] = value
+        evidence.extend(e for e in other.evidence[:1] if e not in evidence)
+    if not update:
+        return primary
+    update["evidence"] = tuple(evidence[:MAX_EVIDENCE])
+    return primary.model_copy(update=update)
+
+
 def _primary(found: list[_Outcome]) -> _Outcome:
     failures = [o for o in found if o.is_failure]
     booted = [o for o in found if not o.is_failure]
@@ -288,7 +311,7 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
         first.setdefault(key, h)
     found = [_outcome(tail, first[k], idx, phases, tl.facts) for k, idx in grouped.items()]
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
-    primary = _primary(found) if found else _unknown(tail)
+    primary = _merged(_primary(found), found) if found else _unknown(tail)
     rule = BY_ID.get(primary.rule_id or "")
     return Diagnosis.model_validate(
         {

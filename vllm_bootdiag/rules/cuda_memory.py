@@ -40,6 +40,7 @@ RULES: tuple[Rule, ...] = (
         vllm="",
         outcome="profiling_oom",
         attribution="cuda_oom_phase",
+        rank=45,
         literal="CUDA out of memory. Tried to allocate",
         patterns=(_TORCH_OOM, _OLD_TORCH_OOM),
         examples=(

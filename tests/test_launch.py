@@ -109,13 +109,24 @@ def test_python_module_entrypoint_uses_model_flag() -> None:
         "m",
         "--max-model-len",
         "8192",
+        "--trust-remote-code",
     ]
     config = LaunchConfig.from_argv(argv)
-    assert config.command == ("python",)
+    assert config.command == ("python", "-m", "vllm.entrypoints.openai.api_server")
     assert config.model == "m"
-    assert config.extra_args == ("-m", "vllm.entrypoints.openai.api_server")
-    again = LaunchConfig.from_argv(config.to_argv())
-    assert again == config
+    assert config.extra_args == ("--trust-remote-code",)
+    shorter = config.model_copy(update={"max_model_len": 4096})
+    assert shorter.to_argv() == [
+        "python",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        "m",
+        "--max-model-len",
+        "4096",
+        "--trust-remote-code",
+    ]
+    assert LaunchConfig.from_argv(config.to_argv()) == config
 
 
 def test_canonical_argv_round_trips_byte_for_byte() -> None:

@@ -173,13 +173,16 @@ class LaunchConfig(BaseModel):
     def from_argv(cls, argv: Sequence[str]) -> LaunchConfig:
         """Parse a `vllm serve MODEL --flag value ...` argv (any leading command).
 
-        The command runs up to and including `serve` (or the first flag when
-        there is no `serve`); a bare token right after `serve` is the model.
+        The command runs up to and including `serve` (or the module after
+        `python -m`, or up to the first flag); a bare token right after `serve`
+        is the model.
         Flags we do not type are kept as raw tokens, in order.
         """
         tokens = list(argv)
         if "serve" in tokens:
             cut = tokens.index("serve") + 1
+        elif "-m" in tokens[:3] and tokens.index("-m") + 1 < len(tokens):
+            cut = tokens.index("-m") + 2  # python -m vllm.entrypoints.openai.api_server
         else:
             cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
             if cut == len(tokens) and tokens:

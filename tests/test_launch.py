@@ -319,3 +319,71 @@ def test_argv_round_trip(fields: dict[str, object], extra: tuple[str, ...]) -> N
 def test_env_round_trip(fields: dict[str, object]) -> None:
     config = LaunchConfig.model_validate(fields)
     assert LaunchConfig.from_env(config.to_env()) == config
+
+
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+)
+_value = st.one_of(
+    _scalar,
+    st.lists(_scalar, max_size=3),
+    st.dictionaries(st.text(max_size=8), _scalar, max_size=3),
+)
+_key = st.one_of(
+    st.sampled_from(
+        [
+            "model",
+            "model_tag",
+            "max_model_len",
+            "port",
+            "gpu_memory_utilization",
+            "max_num_seqs",
+            "enforce_eager",
+            "compilation_config",
+            "kv_cache_dtype",
+            "block_size",
+        ]
+    ),
+    st.text(max_size=10),
+)
+
+
+@given(st.dictionaries(_key, _value, max_size=6))
+def test_from_log_args_reads_any_dict_or_says_why(args: dict[str, object]) -> None:
+    try:
+        config = LaunchConfig.from_log_args(repr(args))
+    except LaunchConfigError:
+        return
+    assert LaunchConfig.from_argv(config.to_argv()).to_argv() == config.to_argv()
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "--max-model-len",
+                    "--port",
+                    "-tp",
+                    "--enforce-eager",
+                    "--compilation-config",
+                    "serve",
+                    "--",
+                    "-O",
+                ]
+            ),
+            st.text(max_size=8),
+        ),
+        max_size=8,
+    )
+)
+def test_from_argv_parses_any_tokens_or_says_why(tokens: list[str]) -> None:
+    try:
+        config = LaunchConfig.from_argv(["vllm", "serve", *tokens])
+    except LaunchConfigError:
+        return
+    assert LaunchConfig.from_argv(config.to_argv()).to_argv() == config.to_argv()

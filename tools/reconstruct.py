@@ -51,6 +51,7 @@ CPU_ONLY = re.compile(
     r"|Model Runner V2 requires Triton|Reset SSM cache type|cpu_attn\.py|Triton is not installed"
     r"|libtcmalloc|libiomp|intel_extension|VLLM_CPU_|cpu_worker|\[W\d{4} "
     r"|Final IR op priority|Enabled custom fusions|shm_broadcast\.py"
+    r"|active driver\(s\) found|Triton not installed or not compatible|No CUDA runtime is found"
 )
 
 OTEL = ("vllm/tracing/otel.py", "sync_wrapper", "func(")
@@ -257,7 +258,8 @@ def raw_head(lines: Sequence[str]) -> list[str]:
         for i in range(proc, len(lines))
         if "in run_engine_core" in lines[i] and "raise e" in lines[i + 1]
     )
-    return [line.rstrip("\r\n") for line in lines[proc : end + 2]]
+    tag = lines[proc][: lines[proc].index("Process EngineCore")]
+    return [line.rstrip("\r\n")[len(tag) :] for line in lines[proc : end + 2]]
 
 
 # ------------------------------------------------------------------------------ chains
@@ -501,7 +503,7 @@ def load_lines(ctx: Ctx, doc: Doc, v2: bool, took: str) -> None:
             "Starting to load model",
             "Starting to load model <models>/llama-3.2-1b-shape...",
         )
-    rec(
+    optional_rec(
         doc,
         ctx,
         "INFO",
@@ -857,20 +859,18 @@ def weight_oom_v1(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     )
     site = LogSite(GMR, err.lineno, 'f"{msg} (original error: {e})" with msg = ' + repr(msg))
     emit_record(doc, ctx.engine_tag, "ERROR", ctx.ts, site, [f"{msg} (original error: {oom})"], "")
-    outer = frames_for(
-        ctx,
-        [
-            *ENGINE_INIT,
-            (CORE, "EngineCore.__init__", "executor_class("),
-            (ABS, "Executor.__init__", "self._init_executor("),
-            (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
-            (GW, "Worker.load_model", "self.model_runner.load_model("),
-        ],
-    )
+    outer_specs: list[tuple[str, ...]] = [
+        *ENGINE_INIT,
+        (CORE, "EngineCore.__init__", "executor_class("),
+        (ABS, "Executor.__init__", "self._init_executor("),
+        (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
+        (GW, "Worker.load_model", "self.model_runner.load_model("),
+    ]
     reraise = frame(ctx.sp, GMR, "GPUModelRunner.load_model", "raise e")
     inner = frames_for(
         ctx,
         [
+            *outer_specs,
             (GMR, "GPUModelRunner.load_model", "model_loader.load_model("),
             (BASE_LOADER, "BaseModelLoader.load_model", "initialize_model("),
             (LOADER_UTILS, "initialize_model", "model_class("),
@@ -889,7 +889,11 @@ def weight_oom_v1(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
             DEVICE_CTX,
         ],
     )
-    fail_engine(doc, ctx, lines, [*outer, reraise, *inner], "torch.OutOfMemoryError: " + oom)
+    # The re-raise entry belongs to load_model's own frame: it comes after the decorator's
+    # frame and before load_model's original entry, as CPython prints a re-raised exception.
+    at = next(k for k, f in enumerate(inner) if f.rel == GMR and f.func == "load_model")
+    inner.insert(at, reraise)
+    fail_engine(doc, ctx, lines, inner, "torch.OutOfMemoryError: " + oom)
     return (
         "GPU weight-load OOM under the V1 model runner: another process holds 21.45 GiB of a "
         "22.05 GiB card, so the 501 MiB embedding of the Llama-3.2-1B shape does not fit. "

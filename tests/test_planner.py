@@ -563,3 +563,11 @@ def test_no_auto_fit_relaunch_when_nothing_is_available() -> None:
     assert g.cause == "kv_cache_shortfall"
     d2 = d.model_copy(update={"primary": outcomes.KvCacheShortfall(available_gib=2.0)})
     assert _relaunch(plan(d2, BASE, Policy())).config.max_model_len == "auto"
+
+
+def test_free_memory_lowering_happens_once_even_without_step_names() -> None:
+    d = classify(FREE_MEMORY)
+    lowered = BASE.model_copy(update={"gpu_memory_utilization": 0.5})
+    hist = [Attempt(config=BASE), Attempt(config=lowered)]
+    g = _give_up(plan(d, lowered, Policy(), hist))
+    assert "another process holds it" in g.reason

@@ -652,7 +652,10 @@ def _profiling_oom(ctx: _Ctx) -> list[_Step] | GiveUp:
 def _insufficient_free(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     assert isinstance(o, outcomes.InsufficientFreeMemory)
-    if "lower_gpu_memory_utilization" in ctx.steps_taken():
+    lowered = effective_gpu_memory_utilization(
+        ctx.config, ctx.version
+    ) < effective_gpu_memory_utilization(ctx.original, ctx.version)
+    if "lower_gpu_memory_utilization" in ctx.steps_taken() or lowered:
         return _give_up_memory(
             ctx,
             "less memory is free than asked for, again after lowering "

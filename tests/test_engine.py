@@ -241,3 +241,22 @@ def test_unknown_skips_every_echo_of_a_cause() -> None:
     d = classify(lines)
     assert d.primary.kind == "unknown"
     assert d.primary.model_dump()["last_error_line"] == "NotImplementedError: no kernel for sm_61"
+
+
+def test_watcher_waits_for_the_details_under_a_validation_error() -> None:
+    w = BootWatcher(version="0.32.0")
+    assert w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig") is None
+    d = w.feed("  Value error, User-specified max_model_len (16384) is greater than the derived "
+               "max_model_len (max_position_embeddings=8192.0 or model_max_length=None in model's "
+               "config.json). [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]")
+    assert d is not None and d.primary.kind == "max_model_len_exceeds_model"
+
+
+def test_watcher_reports_a_bare_validation_error_after_settling() -> None:
+    w = BootWatcher()
+    assert w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig") is None
+    assert w.feed("gpu_memory_utilization") is None
+    assert w.feed("  Input should be less than or equal to 1 [type=less_than_equal, input_value=1.5, input_type=float]") is None
+    d = w.feed("    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal")
+    assert d is not None and d.primary.kind == "invalid_argument"
+    assert d.primary.model_dump()["argument"] == "gpu_memory_utilization"

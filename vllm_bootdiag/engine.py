@@ -365,13 +365,21 @@ class BootWatcher:
     that ends the boot (a root cause, or the server coming up) makes `feed`
     return the Diagnosis, so the worker can stop waiting for a health check
     that will never pass. Later lines are still kept for `diagnosis()`.
+
+    A rule that is not `terminal` (a generic line whose specific cause follows,
+    like pydantic's `1 validation error for ModelConfig`) is reported once
+    SETTLE_LINES more lines have arrived without a terminal one.
     """
+
+    SETTLE_LINES = 3
 
     def __init__(self, version: str | None = None, lines: int = logtail.DEFAULT_LINES) -> None:
         self._hint = version
         self._lines: deque[str] = deque(maxlen=lines)
         self._version: Version | None = versions.parse_version(version) if version else None
         self._reported: Diagnosis | None = None
+        self._pending = -1
+        """Lines still to wait after a non-terminal failure line (-1: none pending)."""
 
     @property
     def reported(self) -> Diagnosis | None:
@@ -395,12 +403,20 @@ class BootWatcher:
         if self._reported is not None:
             return None
         for rule in rules_for(self._version):
-            if rule.terminal and rule.literal in line:
-                message = logline.parse(line).message
-                if rule.match(message) is not None:
-                    self._reported = self.diagnosis()
-                    return self._reported
+            if rule.literal in line and rule.match(logline.parse(line).message) is not None:
+                if rule.terminal:
+                    return self._report()
+                if self._pending < 0:
+                    self._pending = self.SETTLE_LINES + 1
+        if self._pending > 0:
+            self._pending -= 1
+            if self._pending == 0:
+                return self._report()
         return None
+
+    def _report(self) -> Diagnosis:
+        self._reported = self.diagnosis()
+        return self._reported
 
     def diagnosis(self) -> Diagnosis:
         """Classify everything fed so far."""

@@ -77,6 +77,7 @@ RULES: tuple[Rule, ...] = (
         vllm="",
         outcome="invalid_argument",
         rank=30,
+        terminal=False,
         literal="validation error",
         patterns=(r"\d+ validation errors? for (?P<argument>\w+)",),
         examples=(

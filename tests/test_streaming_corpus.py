@@ -1,0 +1,32 @@
+"""BootWatcher on real logs: fed line by line, it reports what classify() finds, and early."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_bootdiag import BootWatcher, classify, corpus, logtail
+from vllm_bootdiag.rules import BY_ID
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+ENTRIES = corpus.entries(CORPUS)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_watcher_reports_the_label_at_its_evidence(entry: corpus.Entry) -> None:
+    lines = logtail.read_tail(entry.log_path)
+    whole = classify(lines)
+    watcher = BootWatcher()
+    reported_at = None
+    for n, line in enumerate(lines, start=1):
+        if watcher.feed(line) is not None:
+            reported_at = n
+            break
+    assert watcher.reported is not None, "no terminal line seen"
+    assert watcher.reported.primary.kind == entry.label.expected["kind"]
+    # It reports no later than the line the whole-log answer rests on (a non-terminal
+    # line, whose details follow it, waits SETTLE_LINES more).
+    assert reported_at is not None and whole.primary.evidence
+    settle = 0 if BY_ID[whole.primary.rule_id or ""].terminal else BootWatcher.SETTLE_LINES
+    assert reported_at <= max(e.line for e in whole.primary.evidence) + settle

@@ -118,6 +118,17 @@ def tb_lines(frames: Sequence[Frame], exc: str) -> list[str]:
     return out
 
 
+FRAME_LINE = re.compile(
+    r'^  File "(?:<venv>/lib/python3\.\d+/site-packages/)?([^"]+)", line (\d+), in (\S+)'
+)
+
+
+def describe(line: str, what: str) -> str:
+    """Template text for a built traceback line: the frame it shows, else ``what``."""
+    m = FRAME_LINE.match(line)
+    return f"{what}: frame {m[1]}:{m[2]} in {m[3]}" if m else what
+
+
 def emit_record(
     doc: Doc, tag: str, level: str, ts: str, site: LogSite, msgs: Sequence[str], what: str
 ) -> None:
@@ -125,14 +136,14 @@ def emit_record(
     prefix = f"{tag}{level} {ts} [{site.basename}:{site.lineno}] "
     for i, m in enumerate(msgs):
         end = "\r\n" if i < len(msgs) - 1 else "\n"
-        template = site.template if i == 0 else f"{what} (line {i + 1} of the record)"
+        template = site.template if i == 0 else describe(m, f"{what} (line {i + 1} of the record)")
         doc.add(prefix + m + end, site.source, template)
 
 
 def emit_raw(doc: Doc, tag: str, msgs: Sequence[str], source: str, what: str) -> None:
     """Lines written straight to stderr (multiprocessing's own traceback print)."""
     for m in msgs:
-        doc.add(f"{tag}{m}\n", source, what)
+        doc.add(f"{tag}{m}\n", source, describe(m, what))
 
 
 def oom_text(

@@ -76,7 +76,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     tl = timeline.build(_read(args.log, args.lines))
     rows = [
         f"{e.line:>5}  {e.timestamp or '--':<14} "
-        f"{'' if e.seconds_from_start is None else f'+{e.seconds_from_start:.0f}s':>7}  {e.phase}"
+        f"{'' if e.seconds_from_start is None else f'+{e.seconds_from_start:.0f}s':>7}  "
+        f"{e.phase:<15}{'' if e.seconds is None else f'{e.seconds:.0f}s'}"
         for e in tl.events
     ]
     facts = {k: v for k, v in tl.facts.model_dump().items() if v is not None}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
@@ -69,7 +70,7 @@ MARKERS: tuple[Marker, ...] = (
     ),
     Marker("engine_init", r"Initializing an? (?:V\d )?LLM engine", "engine_init"),
     Marker("load_start", r"Starting to load model|Loading model from scratch", "weight_load"),
-    Marker("load_weights", r"Loading weights took", "weight_load"),
+    Marker("load_weights", r"Loading weights took|Initializing model took", "weight_load"),
     Marker(
         "weights_loaded",
         r"Model loading took",
@@ -79,7 +80,8 @@ MARKERS: tuple[Marker, ...] = (
     Marker(
         "compile",
         r"Dynamo bytecode transform|Compiling a graph for|torch\.compile t"
-        r"|Starting torch\.compile|Using cache directory|Directly load",
+        r"|Starting torch\.compile|Using cache directory|Directly load|saved AOT compiled"
+        r"|Warming up model for the compilation",
         "compile",
     ),
     Marker("profiling", r"Initial profiling/warmup run|Memory profiling takes", "profiling"),
@@ -217,6 +219,8 @@ class PhaseEvent(BaseModel):
     line: int
     timestamp: str | None = None
     seconds_from_start: float | None = None
+    seconds: float | None = None
+    """Time spent in this phase: until the next phase's first timestamped line."""
 
 
 class Timeline(BaseModel):
@@ -262,8 +266,16 @@ def facts(tail: Tail) -> BootFacts:
 
 
 def _clock(ts: str) -> int:
-    """Seconds since the start of the month for `mm-dd HH:MM:SS` (vLLM prints no year)."""
-    return int(ts[3:5]) * 86400 + int(ts[6:8]) * 3600 + int(ts[9:11]) * 60 + int(ts[12:14])
+    """Seconds since the start of the year for `mm-dd HH:MM:SS`.
+
+    vLLM prints no year; a leap year keeps 02-29 valid. Across New Year the
+    offset goes negative, and durations are then left out rather than guessed.
+    """
+    day = date(2000, int(ts[0:2]), int(ts[3:5])).toordinal() - _YEAR_START
+    return day * 86400 + int(ts[6:8]) * 3600 + int(ts[9:11]) * 60 + int(ts[12:14])
+
+
+_YEAR_START = date(2000, 1, 1).toordinal()
 
 
 def build_from_tail(tail: Tail) -> Timeline:
@@ -286,10 +298,21 @@ def build_from_tail(tail: Tail) -> Timeline:
                 start = now if start is None else start
                 offset = float(now - start)
         events.append(PhaseEvent(phase=phase, line=i + 1, timestamp=ts, seconds_from_start=offset))
+    events = _with_durations(events)
     last = max(events, key=lambda e: PHASES.index(e.phase), default=None)
     return Timeline(
         events=tuple(events), last_phase=last.phase if last else None, facts=facts(tail)
     )
+
+
+def _with_durations(events: list[PhaseEvent]) -> list[PhaseEvent]:
+    out: list[PhaseEvent] = []
+    for k, e in enumerate(events):
+        later = [n.seconds_from_start for n in events[k + 1 :] if n.seconds_from_start is not None]
+        if e.seconds_from_start is not None and later and later[0] >= e.seconds_from_start:
+            e = e.model_copy(update={"seconds": later[0] - e.seconds_from_start})
+        out.append(e)
+    return out
 
 
 def build(lines: Sequence[str]) -> Timeline:

@@ -571,3 +571,32 @@ def test_free_memory_lowering_happens_once_even_without_step_names() -> None:
     hist = [Attempt(config=BASE), Attempt(config=lowered)]
     g = _give_up(plan(d, lowered, Policy(), hist))
     assert "another process holds it" in g.reason
+
+
+def test_printed_largest_capture_size_sizes_the_max_num_seqs_step() -> None:
+    """`Profiling CUDA graph memory: ... (largest=N)` replaces the guessed capture size."""
+    from vllm_bootdiag import LaunchConfig, Policy, Relaunch, classify, plan
+
+    head = [
+        "(EngineCore pid=1) INFO 11-29 16:00:00 [gpu_model_runner.py:6369] Profiling CUDA graph "
+        "memory: PIECEWISE=19 (largest=128), FULL=11 (largest=64)",
+        "(EngineCore pid=1) INFO 11-29 16:00:01 [gpu_model_runner.py:6474] Estimated CUDA graph "
+        "memory: 1.00 GiB total",
+    ]
+    kv = (
+        "(EngineCore pid=1) ERROR 11-29 16:00:02 [core.py:1510] ValueError: To serve at least one "
+        "request with the model's max seq len (32768), (4.0 GiB KV cache is needed, which is larger "
+        "than the available KV cache memory (3.6 GiB). Based on the available memory, the estimated "
+        "maximum model length is 29488. Try increasing `gpu_memory_utilization` (which also controls "
+        "CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine."
+    )
+    config = LaunchConfig.from_argv(["vllm", "serve", "m", "--max-num-seqs", "256"])
+    policy = Policy(max_concurrency=8)
+    with_printed = plan(classify([*head, kv], version="0.32.0"), config, policy)
+    guessed = plan(classify([head[1], kv], version="0.32.0"), config, policy)
+    assert isinstance(with_printed, Relaunch) and isinstance(guessed, Relaunch)
+    assert with_printed.step == guessed.step == "lower_max_num_seqs"
+    assert with_printed.config.max_num_seqs == 8
+    assert with_printed.expected_to_free_gib == 0.875  # 1.0 GiB x (1 - 16/128)
+    assert guessed.expected_to_free_gib == 0.969  # 1.0 GiB x (1 - 16/512), the default guess
+    assert "as printed" in with_printed.estimate and "as printed" not in guessed.estimate

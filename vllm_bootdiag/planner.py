@@ -413,12 +413,13 @@ def _lower_seqs_step(
     g = ctx.graph_gib
     explicit = cfg.max_cudagraph_capture_size is not None or cfg.cudagraph_capture_sizes
     if g is not None and not explicit:
-        cap_old = effective_capture_max(cfg)
-        cap_new = min(2 * target, MAX_CAPTURE_SIZE)
+        printed = ctx.diagnosis.facts.cuda_graph_largest_capture
+        cap_old = printed or effective_capture_max(cfg)
+        cap_new = min(2 * target, MAX_CAPTURE_SIZE, cap_old)
         frees = round(g * (1 - cap_new / cap_old), 3)
         estimate = (
             f"guess: the {g:g} GiB graph estimate scaled by the largest capture size "
-            f"({cap_old} -> {cap_new})"
+            f"({cap_old}{' as printed' if printed else ''} -> {cap_new})"
         )
     if gap is not None and (frees is None or frees < gap):
         return None

@@ -89,6 +89,7 @@ MARKERS: tuple[Marker, ...] = (
         "graph_profiling",
         r"Profiling CUDA graph memory|CUDA graph memory profiling is",
         "profiling",
+        (("cuda_graph_largest_capture", r"\(largest=(\d+)\)"),),
         device="cuda",
     ),
     Marker(
@@ -205,6 +206,9 @@ class BootFacts(BaseModel):
     max_concurrency: float | None = None
     cuda_graph_estimate_gib: float | None = None
     cuda_graph_gib: float | None = None
+    cuda_graph_largest_capture: int | None = None
+    """The largest batch size captured (the first `largest=N` of `Profiling CUDA graph
+    memory`: the mixed prefill-decode graphs, which are the larger)."""
     auto_fit_max_model_len: int | None = None
     port: int | None = None
     init_engine_seconds: float | None = None

@@ -538,13 +538,19 @@ def wait_until_alone(limit: float = 120.0) -> None:
 
 
 def engine_core_pid(root: int) -> int | None:
-    """The EngineCore process among ``root``'s descendants (its title names it)."""
+    """The EngineCore process among ``root``'s descendants: by its title (``VLLM::EngineCore``)
+    where vLLM sets one, else the API server's first child that is not multiprocessing's
+    resource tracker (older releases leave the title alone)."""
+    fallback = None
     for pid in children_of(root):
         with contextlib.suppress(OSError):
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
             if b"EngineCore" in cmd:
                 return pid
-    return None
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if fallback is None and int(stat[1]) == root and b"resource_tracker" not in cmd:
+                fallback = pid
+    return fallback
 
 
 @dataclass
@@ -591,7 +597,7 @@ def run_vllm(argv: list[str], env: dict[str, str], scenario: Scenario) -> RunRes
             for line in done:
                 total += 1
                 tail.append(line + b"\n")
-                if scenario.mode == "boot" and b"Application startup complete" in line:
+                if scenario.mode in ("boot", "kill") and b"Application startup complete" in line:
                     booted = True
                     stop_at = time.monotonic() + 2.0
                 if (

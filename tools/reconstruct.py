@@ -699,7 +699,8 @@ def capture_loop(ctx: Ctx) -> list[tuple[str, ...]]:
             (GMR, "GPUModelRunner._capture_cudagraphs", "self._warmup_and_capture("),
             (GMR, "GPUModelRunner._warmup_and_capture", "self._dummy_run(", "", "-1"),
         ]
-    return [(GMR, "GPUModelRunner._capture_cudagraphs", "self._dummy_run(", "", "-1")]
+    needle = "dummy_run(" if "dummy_run = functools.partial(" in text else "self._dummy_run("
+    return [(GMR, "GPUModelRunner._capture_cudagraphs", needle, "", "-1")]
 
 
 def capture_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:

@@ -96,7 +96,7 @@ def frame(
             seg = ast.get_source_segment("".join(lines), node) or ""
             if seg.startswith(needle) and contains in seg:
                 hits.append(node)
-    if len(hits) <= nth:
+    if not hits or len(hits) <= nth:
         raise LookupError(f"{needle!r} not found in {rel}:{func}")
     node = sorted(hits, key=lambda n: (n.lineno, n.col_offset))[nth]
     raw = lines[node.lineno - 1]
@@ -170,7 +170,7 @@ def log_site(site_packages: Path, rel: str, fragment: str, nth: int = 0) -> LogS
             and fragment in (ast.get_source_segment(text, node.args[0]) or "")
         ):
             hits.append(node)
-    if len(hits) <= nth:
+    if not hits or len(hits) <= nth:
         raise LookupError(f"{fragment!r} not logged or raised in {rel}")
     node = sorted(hits, key=lambda n: n.lineno)[nth]
     return LogSite(rel, node.lineno, _template_of(node, text))

@@ -71,7 +71,7 @@ def test_echo_alone_is_unknown_pointing_at_the_last_real_error() -> None:
 def test_booted_after_a_recovered_error_is_booted() -> None:
     lines = [
         *HEAD,
-        "(APIServer pid=2100) WARNING 11-29 16:20:00 [x.py:1] OSError: [Errno 28] No space left on "
+        "(APIServer pid=2100) ERROR 11-29 16:20:00 [x.py:1] OSError: [Errno 28] No space left on "
         "device: 'cache'",
         "(APIServer pid=2100) INFO 11-29 16:21:00 [launcher.py:40] Starting vLLM server on "
         "http://0.0.0.0:8011",
@@ -260,3 +260,23 @@ def test_watcher_reports_a_bare_validation_error_after_settling() -> None:
     d = w.feed("    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal")
     assert d is not None and d.primary.kind == "invalid_argument"
     assert d.primary.model_dump()["argument"] == "gpu_memory_utilization"
+
+
+def test_warnings_are_not_causes() -> None:
+    """A WARNING record never ends a boot, whatever words it contains."""
+    d = classify([*HEAD, "(APIServer pid=2100) WARNING 11-29 16:20:00 [x.py:1] retrying after "
+                  "OSError: [Errno 28] No space left on device"])
+    assert d.primary.kind == "unknown" and not d.matches
+
+
+def test_silent_engine_death_is_engine_died_only_when_nothing_was_printed() -> None:
+    silent = [*HEAD[:2], "(APIServer pid=1) RuntimeError: Engine core initialization failed. See "
+              "root cause above. Failed core proc(s): {}"]
+    assert classify(silent).primary.kind == "engine_died"
+    printed = [*HEAD[:2],
+               "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] EngineCore failed to start.",
+               "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] KeyError: 'rope_theta'",
+               silent[-1]]
+    d = classify(printed)
+    assert d.primary.kind == "unknown"
+    assert d.primary.model_dump()["last_error_line"] == "KeyError: 'rope_theta'"

@@ -37,10 +37,12 @@ class Diagnosis(BaseModel):
         """A short human report: the outcome, its numbers, the remediation."""
         lines = [self.primary.summary()]
         ver = self.vllm_version or "unknown"
-        lines.append(f"vLLM {ver}; last phase: {self.phase or 'none'}; "
-                     f"category: {self.primary.category.value}; "
-                     f"restart on the same config can succeed: "
-                     f"{'yes' if self.primary.retry_same_config_can_succeed else 'no'}")
+        lines.append(
+            f"vLLM {ver}; last phase: {self.phase or 'none'}; "
+            f"category: {self.primary.category.value}; "
+            f"restart on the same config can succeed: "
+            f"{'yes' if self.primary.retry_same_config_can_succeed else 'no'}"
+        )
         if self.primary.evidence:
             ev = self.primary.evidence[0]
             text = ev.text if len(ev.text) <= 200 else ev.text[:197] + "..."

@@ -14,14 +14,14 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import regex
 from packaging.version import Version
 
-from . import logline, logtail, outcomes, timeline, versions
+from . import logtail, outcomes, timeline, versions
 from .diagnosis import Diagnosis
-from .outcomes import Evidence, _Outcome
+from .outcomes import Evidence, Outcome, _Outcome
 from .rules import BY_ID, RULES, Rule
 from .scan import Tail
 
@@ -56,7 +56,7 @@ _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
     if hint and versions.parse_version(hint) is not None:
         return versions.detect((), hint)
-    for i, key, message in tail.markers:
+    for i, key, message, _ts in tail.markers:
         if key in _VERSION_MARKERS:
             found = versions.detect((message,))
             if found is not None:
@@ -74,8 +74,8 @@ def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
         for i in tail.find(rule.literal):
             if (i, rule.outcome) in seen:
                 continue
-            groups = rule.match(tail.parsed(i).message)
-            if groups is not None:
+            groups = rule.match(tail.lines[i])
+            if groups is not None and not any(tail.find(u) for u in rule.unless):
                 seen.add((i, rule.outcome))
                 hits.append(_Hit(i, rule, tuple(sorted(groups.items()))))
     hits.sort(key=lambda h: h.index)
@@ -313,20 +313,18 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
     primary = _merged(_primary(found), found) if found else _unknown(tail)
     rule = BY_ID.get(primary.rule_id or "")
-    return Diagnosis.model_validate(
-        {
-            "primary": primary,
-            "matches": found,
-            "vllm_version": str(version) if version else None,
-            "version_source": detected.source if detected else None,
-            "phase": tl.last_phase,
-            "facts": tl.facts,
-            "lines_examined": len(tail),
-            "version_out_of_range": out_of_range,
-            "remediation": rule.remediation
-            if rule
-            else (_GENERIC_REMEDY if primary.is_failure else ""),
-        }
+    # Every part is already a validated model: construct without validating again.
+    remediation = rule.remediation if rule else (_GENERIC_REMEDY if primary.is_failure else "")
+    return Diagnosis.model_construct(
+        primary=cast(Outcome, primary),
+        matches=tuple(cast(list[Outcome], found)),
+        vllm_version=str(version) if version else None,
+        version_source=detected.source if detected else None,
+        phase=tl.last_phase,
+        facts=tl.facts,
+        lines_examined=len(tail),
+        version_out_of_range=out_of_range,
+        remediation=remediation,
     )
 
 
@@ -348,14 +346,14 @@ def classify(log: str | Sequence[str], version: str | None = None) -> Diagnosis:
             or max(map(len, lines), default=0) > logtail.MAX_LINE_CHARS
         ):
             lines = logtail.split_lines(joined.replace("\x00", ""), None)
-    return _diagnose(Tail(lines, timeline.MARKER_PATTERN), version)
+    return _diagnose(Tail(lines, timeline.progress_key), version)
 
 
 def classify_file(
     path: str | os.PathLike[str], version: str | None = None, lines: int = logtail.DEFAULT_LINES
 ) -> Diagnosis:
     """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
-    return _diagnose(Tail(logtail.read_tail(path, lines), timeline.MARKER_PATTERN), version)
+    return _diagnose(Tail(logtail.read_tail(path, lines), timeline.progress_key), version)
 
 
 class BootWatcher:
@@ -403,7 +401,7 @@ class BootWatcher:
         if self._reported is not None:
             return None
         for rule in rules_for(self._version):
-            if rule.literal in line and rule.match(logline.parse(line).message) is not None:
+            if rule.literal in line and rule.match(line) is not None:
                 if rule.terminal:
                     return self._report()
                 if self._pending < 0:
@@ -421,4 +419,4 @@ class BootWatcher:
     def diagnosis(self) -> Diagnosis:
         """Classify everything fed so far."""
         hint = self._hint or (str(self._version) if self._version else None)
-        return _diagnose(Tail(list(self._lines), timeline.MARKER_PATTERN), hint)
+        return _diagnose(Tail(list(self._lines), timeline.progress_key), hint)

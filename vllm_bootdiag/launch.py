@@ -294,9 +294,11 @@ class LaunchConfig(BaseModel):
                 fields[key] = "auto"
             elif key in _VALUE_FLAGS:
                 fields[key] = _convert(key, str(value)) if isinstance(value, str) else value
-            elif key == "compilation_config" and isinstance(value, dict):
-                if not _take_compilation(json.dumps(value), fields):
-                    extra.extend(["--compilation-config", json.dumps(value)])
+            elif key == "compilation_config":
+                # Always a value flag: a non-dict (vLLM takes an -O level too) stays raw.
+                text = json.dumps(value) if not isinstance(value, str) else value
+                if not (isinstance(value, dict) and _take_compilation(text, fields)):
+                    extra.extend(["--compilation-config", text])
             else:
                 extra.extend(_render_unknown(key, value))
         fields["extra_args"] = tuple(extra)

@@ -4,10 +4,9 @@ Parsing 400 lines with a full regex, or running `str.find` for every literal
 over 50 KB of text, each cost milliseconds. So one pass sorts the lines:
 
 * INFO/DEBUG records carry boot progress. Only their message start is tried,
-  with one anchored pattern (the timeline's markers), which fails at once on
-  lines that are not progress lines.
-* Every other line (ERROR/WARNING records, raw stderr) may hold a failure.
-  Traceback frames and source-code lines cannot, and are left out; the rest is
+  against the few timeline markers that begin with the same two characters.
+* ERROR records and raw stderr may hold what ended the boot. WARNING records,
+  traceback frames and source-code lines cannot, and are left out; the rest is
   joined once, and each rule's literal is found in that much smaller text.
 """
 
@@ -15,11 +14,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import logline
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RECORD = re.compile(
+    r"(?:\([^)]*\) ?)?(INFO|DEBUG|WARNING|ERROR|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
+    r" \[[^\]]*\] ?"
+)
+"""A logging record's prefix: process tag, level, timestamp, [file:line]."""
+_FRAME = ("    ", "  File ")
+"""How traceback frames and their source lines start."""
 
 
 class Tail:
@@ -27,30 +33,34 @@ class Tail:
 
     __slots__ = ("_found", "_parsed", "_starts", "lines", "markers", "other", "other_text")
 
-    def __init__(self, lines: Sequence[str], marker: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self, lines: Sequence[str], progress: Callable[[str], str | None] | None = None
+    ) -> None:
         self.lines = list(lines)
-        self.markers: list[tuple[int, str, str]] = []
-        """(index, marker group name, message) for progress lines the marker matched."""
+        self.markers: list[tuple[int, str, str, str]] = []
+        """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
-        match = marker.match if marker is not None else None
+        record = _RECORD.match
         for i, line in enumerate(self.lines):
             if "\x1b" in line:
                 line = _ANSI.sub("", line)
-            j = line.find("] ")
-            if j > 0:
-                if line.find(" INFO ", 0, j) != -1 or line.find(" DEBUG ", 0, j) != -1:
-                    if match is not None:
-                        m = match(line, j + 2)
-                        if m is not None and m.lastgroup is not None:
-                            self.markers.append((i, m.lastgroup, line[j + 2 :]))
+            if line[:1].isdigit():
+                line = logline.strip_wrapping(line)  # a container runtime's timestamp
+            rec = record(line)
+            if rec is not None:
+                level, j = rec[1], rec.end()
+                if level == "INFO" or level == "DEBUG":
+                    if progress is not None:
+                        key = progress(line[j:])
+                        if key is not None:
+                            self.markers.append((i, key, line[j:], rec[2]))
                     continue
-                if line.find(" ERROR ", 0, j) != -1 or line.find(" WARNING ", 0, j) != -1:
-                    if line.startswith("    ", j + 2) or line.startswith("  File ", j + 2):
-                        continue  # a traceback frame or its source line, inside a record
-                    other.append(i)
-                    continue
-            if line.startswith("    ") or line.startswith("  File "):
-                continue  # a raw traceback frame or its source line
+                if level == "WARNING" or line.startswith(_FRAME, j):
+                    continue  # a warning is not what ended a boot; a frame is not a cause
+            elif line.startswith(_FRAME) or (
+                line[:1] == "(" and line.startswith(_FRAME, line.find(") ") + 2)
+            ):
+                continue  # a raw traceback frame or its source line (0.10-0.30 tag raw stderr)
             other.append(i)
         self.other = other
         self.other_text = "\n".join(self.lines[i] for i in other)

@@ -107,7 +107,7 @@ MARKERS: tuple[Marker, ...] = (
     ),
     Marker(
         "cpu_kv_set",
-        r"(?:Explicitly|Auto) set \(",
+        r"Explicitly set \(|Auto set \(",
         "kv_cache_sized",
         (("available_kv_cache_gib", r"set \(" + _N + r"/"),),
         "cpu",
@@ -121,7 +121,8 @@ MARKERS: tuple[Marker, ...] = (
     ),
     Marker(
         "kv_size",
-        r"(?:[A-Z]+(?: \+ \w+)? )?KV cache size:",
+        r"GPU KV cache size:|CPU KV cache size:|XPU KV cache size:|HPU KV cache size:"
+        r"|TPU KV cache size:|GPU \+ host KV cache size:|KV cache size:",
         "kv_cache_sized",
         (
             ("kv_cache_tokens", r"KV cache size: ([\d,]+) tokens"),
@@ -168,10 +169,64 @@ MARKERS: tuple[Marker, ...] = (
     ),
 )
 
-MARKER_PATTERN: re.Pattern[str] = re.compile(
-    r"(?:\[[^\]]*\] )?(?:" + "|".join(f"(?P<{m.key}>{m.start})" for m in MARKERS) + ")"
-)
-"""One anchored pattern for every INFO marker; `lastgroup` names the marker."""
+
+def _alternatives(start: str) -> list[str]:
+    """The top-level `|` alternatives of a marker's start pattern."""
+    out, depth, cur = [], 0, ""
+    for ch in start:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur]
+
+
+_BANNER_CHARS = frozenset(" █▀▄")
+_BANNER_KEYS = ("banner_version", "banner_model")
+
+
+def _dispatch() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
+    """Patterns keyed by the first two characters of a message, so a line is tried
+    only against the markers that can start that way (one alternation of every
+    marker costs half a microsecond per line, too much at 400 lines)."""
+    by_prefix: dict[str, dict[str, list[str]]] = {}
+    for m in MARKERS:
+        if m.key in _BANNER_KEYS:
+            continue
+        for alt in _alternatives(m.start):
+            prefix = alt[:2]
+            if re.escape(prefix) != prefix and prefix not in ("# ",):
+                raise ValueError(f"marker {m.key}: {alt!r} must start with two literal characters")
+            by_prefix.setdefault(prefix, {}).setdefault(m.key, []).append(alt)
+    table = {
+        prefix: re.compile("|".join(f"(?P<{k}>{'|'.join(alts)})" for k, alts in keys.items()))
+        for prefix, keys in by_prefix.items()
+    }
+    banner = re.compile(
+        "|".join(f"(?P<{m.key}>{m.start})" for m in MARKERS if m.key in _BANNER_KEYS)
+    )
+    return table, banner
+
+
+_TABLE, _BANNER = _dispatch()
+
+
+def progress_key(message: str) -> str | None:
+    """The marker an INFO/DEBUG message starts with (after 0.32's `[tag] `), if any."""
+    if message[:1] == "[":
+        k = message.find("] ")
+        if k > 0:
+            message = message[k + 2 :]
+    if message[:1] in _BANNER_CHARS:
+        m = _BANNER.match(message)
+    else:
+        pattern = _TABLE.get(message[:2])
+        m = pattern.match(message) if pattern is not None else None
+    return m.lastgroup if m is not None else None
+
 
 _BY_KEY = {m.key: m for m in MARKERS}
 _FACT_RES = {(m.key, name): re.compile(rx) for m in MARKERS for name, rx in m.facts}
@@ -238,7 +293,7 @@ class Timeline(BaseModel):
 
 def phase_lines(tail: Tail) -> list[tuple[int, str]]:
     """(0-based line, phase) for every progress line in the tail, in line order."""
-    hits = [(i, p) for i, key, _ in tail.markers if (p := _BY_KEY[key].phase) is not None]
+    hits = [(i, p) for i, key, _, _ in tail.markers if (p := _BY_KEY[key].phase) is not None]
     for literal, phase, _device in _RAW_MARKERS:
         hits.extend((i, phase) for i in tail.find(literal))
     hits.sort()
@@ -249,7 +304,7 @@ def facts(tail: Tail) -> BootFacts:
     """The numbers the boot printed (see BootFacts)."""
     found: dict[str, str] = {}
     device: str | None = None
-    for _i, key, message in tail.markers:
+    for _i, key, message, _ts in tail.markers:
         marker = _BY_KEY[key]
         device = marker.device or device
         for name, _rx in marker.facts:
@@ -283,15 +338,16 @@ _YEAR_START = date(2000, 1, 1).toordinal()
 
 
 def build_from_tail(tail: Tail) -> Timeline:
-    """The timeline of a tail already sorted by `scan.Tail` with MARKER_PATTERN."""
-    events: list[PhaseEvent] = []
+    """The timeline of a tail already sorted by `scan.Tail` with `progress_key`."""
+    stamps = {i: ts for i, _key, _message, ts in tail.markers}
+    firsts: list[tuple[str, int, str | None, float | None]] = []
     seen: set[str] = set()
     start: int | None = None
     for i, phase in phase_lines(tail):
         if phase in seen:
             continue
         seen.add(phase)
-        ts = tail.parsed(i).timestamp
+        ts = stamps.get(i)
         offset: float | None = None
         if ts is not None:
             try:
@@ -301,24 +357,23 @@ def build_from_tail(tail: Tail) -> Timeline:
             if now is not None:
                 start = now if start is None else start
                 offset = float(now - start)
-        events.append(PhaseEvent(phase=phase, line=i + 1, timestamp=ts, seconds_from_start=offset))
-    events = _with_durations(events)
+        firsts.append((phase, i + 1, ts, offset))
+    events: list[PhaseEvent] = []
+    for k, (phase, line, ts, offset) in enumerate(firsts):
+        later = [o for *_, o in firsts[k + 1 :] if o is not None]
+        spent = later[0] - offset if offset is not None and later and later[0] >= offset else None
+        # Built from values this function computed: no validation needed on the hot path.
+        events.append(
+            PhaseEvent.model_construct(
+                phase=phase, line=line, timestamp=ts, seconds_from_start=offset, seconds=spent
+            )
+        )
     last = max(events, key=lambda e: PHASES.index(e.phase), default=None)
-    return Timeline(
+    return Timeline.model_construct(
         events=tuple(events), last_phase=last.phase if last else None, facts=facts(tail)
     )
 
 
-def _with_durations(events: list[PhaseEvent]) -> list[PhaseEvent]:
-    out: list[PhaseEvent] = []
-    for k, e in enumerate(events):
-        later = [n.seconds_from_start for n in events[k + 1 :] if n.seconds_from_start is not None]
-        if e.seconds_from_start is not None and later and later[0] >= e.seconds_from_start:
-            e = e.model_copy(update={"seconds": later[0] - e.seconds_from_start})
-        out.append(e)
-    return out
-
-
 def build(lines: Sequence[str]) -> Timeline:
     """The boot phases reached, with timestamps, and the boot's numbers."""
-    return build_from_tail(Tail(lines, MARKER_PATTERN))
+    return build_from_tail(Tail(lines, progress_key))

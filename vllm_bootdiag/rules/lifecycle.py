@@ -70,4 +70,40 @@ RULES: tuple[Rule, ...] = (
             "vllm/v1/utils.py wait_for_completion_or_failure (0.20.0+)",
         ),
     ),
+    Rule(
+        id="LC004",
+        name="engine-core-vanished-silently",
+        vllm="",
+        outcome="engine_died",
+        rank=20,
+        literal="Engine core initialization failed",
+        source_pattern=r"Engine core initialization failed\. See root cause above\.",
+        patterns=(
+            r"Engine core initialization failed\. See root cause above\."
+            r"(?: Failed core proc\(s\): \{\})?(?:, failed frontend proc\(s\): \{[^}]*\})?\s*$",
+        ),
+        unless=(
+            "EngineCore failed to start",
+            "EngineCore encountered a fatal error",
+            "WorkerProc failed to start",
+            "WorkerProc hit an exception",
+        ),
+        examples=(
+            "(APIServer pid=11007) RuntimeError: Engine core initialization failed. See root cause "
+            "above. Failed core proc(s): {}",
+        ),
+        counter_examples=(
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+            "proc(s): {'EngineCore': 1}",
+        ),
+        summary="The engine core died during boot and printed nothing (no `EngineCore failed to "
+        "start`): a kill from outside, most often the kernel's OOM killer. 0.22 reports it as "
+        "an empty `Failed core proc(s): {}`.",
+        remediation="Check host memory (dmesg for the OOM killer) or the container's memory "
+        "limit; lower what the boot needs in host RAM, or give it more.",
+        references=(
+            "vllm/v1/engine/utils.py wait_for_engine_startup (0.9.2+)",
+            "vllm/v1/engine/core_client.py:430 (0.8.5, no suffix)",
+        ),
+    ),
 )

@@ -55,6 +55,9 @@ class Rule(BaseModel):
     attribution: Attribution = "none"
     terminal: bool = True
     """A terminal line ends the boot: a BootWatcher reports it at once."""
+    unless: tuple[str, ...] = ()
+    """Literals whose presence anywhere in the tail's failure lines voids a match
+    (for a message that means something only when nothing else was printed)."""
     rank: int | None = None
     """Overrides the outcome's root-cause precedence (an echo ranks lower)."""
 

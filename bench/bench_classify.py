@@ -54,16 +54,35 @@ def bench_tail(log: Path, gib: float) -> None:
                   f"best {best * 1e3:.3f} ms, median {med * 1e3:.3f} ms")
 
 
-def bench_classify(log: Path) -> None:
+def _tail_of(log: Path) -> list[str]:
+    """The log's last 400 lines, repeated from its start when shorter (a full worker tail)."""
     lines = logtail.read_tail(log, 400)
-    while len(lines) < 400:  # pad with the log's own INFO lines to a full worker tail
+    while 0 < len(lines) < 400:
         lines = lines[: 400 - len(lines)] + lines
-    lines = lines[-400:]
+    return lines[-400:]
+
+
+def bench_classify(log: Path) -> None:
+    lines = _tail_of(log)
     n = 200
     best, med = _best_of(lambda: classify(lines), n)
     kind = classify(lines).primary.kind
     print(f"classify 400 lines ({sum(map(len, lines)):,} chars) -> {kind}: "
           f"best {best * 1e6:.0f} us, median {med * 1e6:.0f} us over {n} runs")
+
+
+def bench_corpus(root: Path) -> None:
+    """Every corpus log as a 400-line tail: the spread across real shapes."""
+    times = []
+    for log in sorted(root.glob("*/*.log")):
+        lines = _tail_of(log)
+        best, _ = _best_of(lambda lines=lines: classify(lines), 30)
+        times.append((best, log.parent.name + "/" + log.stem))
+    times.sort()
+    pick = [times[0], times[len(times) // 2], times[-1]]
+    print(f"classify every corpus log ({len(times)}) as a 400-line tail: "
+          + ", ".join(f"{label} {t * 1e6:.0f} us ({name})"
+                      for label, (t, name) in zip(("fastest", "median", "slowest"), pick, strict=False)))
 
 
 def main() -> None:
@@ -73,6 +92,7 @@ def main() -> None:
     args = p.parse_args()
     bench_tail(args.log, args.gib)
     bench_classify(args.log)
+    bench_corpus(ROOT / "corpus")
 
 
 if __name__ == "__main__":

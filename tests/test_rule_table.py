@@ -134,3 +134,13 @@ def test_declared_gaps_are_still_gaps() -> None:
     seen = _corpus_rule_ids()
     closed = NO_CORPUS_YET & set(seen)
     assert not closed, f"remove from NO_CORPUS_YET, they have corpus logs now: {sorted(closed)}"
+
+
+def test_literals_sit_where_the_search_looks() -> None:
+    """Literals are searched only in the head of a line (scan.SEARCH_WIDTH); leave room for
+    a process tag, a level, a timestamp and a container runtime's prefix before it."""
+    from vllm_bootdiag.scan import SEARCH_WIDTH
+
+    for rule in RULES:
+        for ex in rule.examples:
+            assert ex.index(rule.literal) + len(rule.literal) < SEARCH_WIDTH - 200, rule.id

@@ -84,16 +84,29 @@ def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
 
 # --- CUDA OOM attribution -----------------------------------------------------
 
-_GRAPH_FRAMES = regex.compile(
-    r"capture_model|_capture_cudagraphs|cudagraph_utils\.py|torch/cuda/graphs\.py|"
-    r"profile_cudagraph_memory|capture_graphs|cuda_graph"
+# Traceback frame names that place a CUDA OOM, most specific first (plain substrings:
+# a regex alternation over a 5 KB traceback costs tens of microseconds).
+_GRAPH_FRAMES = (
+    "capture_model",
+    "_capture_cudagraphs",
+    "cudagraph_utils.py",
+    "torch/cuda/graphs.py",
+    "profile_cudagraph_memory",
+    "capture_graphs",
 )
-_WEIGHT_FRAMES = regex.compile(
-    r"in load_model\b|load_weights|model_loader|weight_utils|initialize_model|in __init__\b.*"
-    r"model_executor/models"
+_WEIGHT_FRAMES = (
+    "in load_model",
+    "load_weights",
+    "model_loader",
+    "weight_utils",
+    "initialize_model",
 )
-_PROFILE_FRAMES = regex.compile(
-    r"profile_run|_dummy_run|_dummy_sampler_run|determine_available_memory|warming_up_model"
+_PROFILE_FRAMES = (
+    "profile_run",
+    "_dummy_run",
+    "_dummy_sampler_run",
+    "determine_available_memory",
+    "warming_up_model",
 )
 _PHASE_TO_OOM = {
     "arguments": "weight_load_oom",
@@ -124,11 +137,11 @@ def _oom_kind(
             break
     if tb is not None:
         frames = "\n".join(tail.lines[tb:index])
-        if _GRAPH_FRAMES.search(frames):
+        if any(f in frames for f in _GRAPH_FRAMES):
             return "cuda_graph_capture_oom", "traceback: CUDA-graph capture frames"
-        if _WEIGHT_FRAMES.search(frames):
+        if any(f in frames for f in _WEIGHT_FRAMES):
             return "weight_load_oom", "traceback: weight-loading frames"
-        if _PROFILE_FRAMES.search(frames):
+        if any(f in frames for f in _PROFILE_FRAMES):
             return "profiling_oom", "traceback: profiling frames"
     before = [p for i, p in phases if i < index]
     if before:
@@ -139,11 +152,22 @@ def _oom_kind(
 
 # --- enrichment ---------------------------------------------------------------
 
-_VALUE_ERROR = regex.compile(r"^\s*(?:Value error|Assertion failed), (?P<m>.*?)(?:\s*\[type=.*)?$")
-_FIELD = regex.compile(r"^[A-Za-z_][\w.]*$")
-_PYDANTIC_MSG = regex.compile(
-    r"^\s*(?P<m>\S.*?)\s*\[type=[^,\]]+(?:, input_value=(?P<v>.*?), input_type=\w+)?\]"
-)
+_VALUE_ERROR = ("Value error, ", "Assertion failed, ")
+_FIELD = regex.compile(r"[A-Za-z_][\w.]*")
+_INPUT_VALUE = regex.compile(r", input_value=(.*), input_type=\w+\]$")
+
+
+def _pydantic_line(text: str) -> tuple[str, str | None] | None:
+    """(message, input value) of a pydantic error line `<msg> [type=..., input_value=...]`.
+
+    String operations, not a lazy regex: the message can be a 10 KB list of supported
+    architectures, where backtracking costs milliseconds.
+    """
+    cut = text.rfind(" [type=")
+    if cut < 0:
+        return None
+    m = _INPUT_VALUE.search(text, cut)
+    return text[:cut].strip(), (m[1] if m else None)
 
 
 def _validation_details(tail: Tail, index: int) -> dict[str, str]:
@@ -155,17 +179,16 @@ def _validation_details(tail: Tail, index: int) -> dict[str, str]:
     out: dict[str, str] = {}
     for j in range(index + 1, min(index + 6, len(tail))):
         text = tail.parsed(j).message
-        m = _VALUE_ERROR.match(text)
-        if m:
-            out["message"] = str(m["m"])
+        parsed = _pydantic_line(text)
+        if text.startswith(_VALUE_ERROR):
+            body = parsed[0] if parsed else text
+            out["message"] = body.split(", ", 1)[1]
             return out
-        if "argument" not in out and _FIELD.match(text):
+        if "argument" not in out and _FIELD.fullmatch(text):
             out["argument"] = text
             continue
-        m = _PYDANTIC_MSG.match(text)
-        if m:
-            value = f" (got {m['v']})" if m["v"] else ""
-            out["message"] = f"{m['m']}{value}"
+        if parsed is not None:
+            out["message"] = parsed[0] + (f" (got {parsed[1]})" if parsed[1] else "")
             return out
     return out
 

@@ -25,6 +25,11 @@ _RECORD = re.compile(
 )
 """A logging record's prefix: process tag, level, timestamp, [file:line]."""
 _FRAME = ("    ", "  File ")
+
+SEARCH_WIDTH = 1024
+"""Literals are searched in the first this-many characters of a line: vLLM's messages
+state what they are about up front, and a 10 KB `Supported architectures: ...` list
+must not cost every rule a scan. Rule patterns still run on the whole line."""
 """How traceback frames and their source lines start."""
 
 
@@ -63,12 +68,13 @@ class Tail:
                 continue  # a raw traceback frame or its source line (0.10-0.30 tag raw stderr)
             other.append(i)
         self.other = other
-        self.other_text = "\n".join(self.lines[i] for i in other)
+        heads = [self.lines[i][:SEARCH_WIDTH] for i in other]
+        self.other_text = "\n".join(heads)
         starts: list[int] = []
         pos = 0
-        for i in other:
+        for head in heads:
             starts.append(pos)
-            pos += len(self.lines[i]) + 1
+            pos += len(head) + 1
         self._starts = starts
         self._parsed: dict[int, logline.LogLine] = {}
         self._found: dict[str, list[int]] = {}

@@ -50,8 +50,10 @@ def bench_tail(log: Path, gib: float) -> None:
             f.write(data)
         for name, p in (("small", small), (f"{gib:g} GiB", big), ("capped", worst)):
             best, med = _best_of(lambda p=p: logtail.read_tail(p, 400), 20)
-            print(f"read_tail 400 lines, {name:>8} file ({p.stat().st_size:>13,} bytes): "
-                  f"best {best * 1e3:.3f} ms, median {med * 1e3:.3f} ms")
+            print(
+                f"read_tail 400 lines, {name:>8} file ({p.stat().st_size:>13,} bytes): "
+                f"best {best * 1e3:.3f} ms, median {med * 1e3:.3f} ms"
+            )
 
 
 def _tail_of(log: Path) -> list[str]:
@@ -67,8 +69,10 @@ def bench_classify(log: Path) -> None:
     n = 200
     best, med = _best_of(lambda: classify(lines), n)
     kind = classify(lines).primary.kind
-    print(f"classify 400 lines ({sum(map(len, lines)):,} chars) -> {kind}: "
-          f"best {best * 1e6:.0f} us, median {med * 1e6:.0f} us over {n} runs")
+    print(
+        f"classify 400 lines ({sum(map(len, lines)):,} chars) -> {kind}: "
+        f"best {best * 1e6:.0f} us, median {med * 1e6:.0f} us over {n} runs"
+    )
 
 
 def bench_corpus(root: Path) -> None:
@@ -80,9 +84,13 @@ def bench_corpus(root: Path) -> None:
         times.append((best, log.parent.name + "/" + log.stem))
     times.sort()
     pick = [times[0], times[len(times) // 2], times[-1]]
-    print(f"classify every corpus log ({len(times)}) as a 400-line tail: "
-          + ", ".join(f"{label} {t * 1e6:.0f} us ({name})"
-                      for label, (t, name) in zip(("fastest", "median", "slowest"), pick, strict=False)))
+    print(
+        f"classify every corpus log ({len(times)}) as a 400-line tail: "
+        + ", ".join(
+            f"{label} {t * 1e6:.0f} us ({name})"
+            for label, (t, name) in zip(("fastest", "median", "slowest"), pick, strict=False)
+        )
+    )
 
 
 def main() -> None:

@@ -52,6 +52,7 @@ CPU_ONLY = re.compile(
     r"|libtcmalloc|libiomp|intel_extension|VLLM_CPU_|cpu_worker|\[W\d{4} "
     r"|Final IR op priority|Enabled custom fusions|shm_broadcast\.py"
     r"|active driver\(s\) found|Triton not installed or not compatible|No CUDA runtime is found"
+    r"|CPU_ATTN"
 )
 
 OTEL = ("vllm/tracing/otel.py", "sync_wrapper", "func(")
@@ -181,6 +182,22 @@ def read_frame(stem: str) -> tuple[str, list[str], str]:
     return stem, data.decode("utf-8").splitlines(keepends=True), hashlib.sha256(data).hexdigest()
 
 
+def model_loading(doc: Doc, ctx: Ctx, ts: str) -> None:
+    """The V1 runner's 'Model loading took' record (SmolLM2-135M shape: 0.26 GiB)."""
+    site = log_site(ctx.sp, GMR, "Model loading took")
+    mem = " memory" if "GiB memory and" in site.template else ""
+    value = "0.26" if "%s GiB" in site.template else "0.2563"
+    emit_record(
+        doc,
+        ctx.engine_tag,
+        "INFO",
+        ts,
+        site,
+        [f"Model loading took {value} GiB{mem} and 0.731406 seconds"],
+        "",
+    )
+
+
 GPU_REWRITES: tuple[tuple[str, str], ...] = (
     ("device_config=cpu", "device_config=cuda"),
     ("backend=gloo", "backend=nccl"),
@@ -200,6 +217,8 @@ def head_until(
         if loading and m0 and "Starting to load model" in line:
             site = log_site(ctx.sp, GMR, "Starting to load model")
             emit_record(doc, ctx.engine_tag, "INFO", m0["ts"], site, [m0["msg"].rstrip("\r\n")], "")
+            if not any("Initializing model took" in x for x in lines):
+                model_loading(doc, ctx, m0["ts"])
             continue
         if CPU_ONLY.search(line):
             continue
@@ -212,17 +231,7 @@ def head_until(
                     "template": "frame record; process tag set to EngineCore",
                 }
             )
-            site = log_site(ctx.sp, GMR, "Model loading took")
-            mem = " memory" if "GiB memory and" in site.template else ""
-            emit_record(
-                doc,
-                ctx.engine_tag,
-                "INFO",
-                m0["ts"],
-                site,
-                [f"Model loading took 0.26 GiB{mem} and 0.731406 seconds"],
-                "",
-            )
+            model_loading(doc, ctx, m0["ts"])
             continue
         new, changes = line, []
         m = RECORD.match(line)

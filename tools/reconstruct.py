@@ -546,12 +546,12 @@ def load_lines(ctx: Ctx, doc: Doc, v2: bool, took: str) -> None:
 
 
 def kv_value_error(lines: Sequence[str]) -> str:
-    """The frame's own KV-shortfall exception line (raw print), as vLLM worded it."""
-    return next(
-        line.rstrip("\r\n")
-        for line in reversed(lines)
-        if line.startswith("ValueError: To serve at least one request")
-    )
+    """The frame's own KV-shortfall exception line (raw print, its process tag removed)."""
+    for line in reversed(lines):
+        k = line.find("ValueError: To serve at least one request")
+        if k >= 0 and not RECORD.match(line):
+            return line[k:].rstrip("\r\n")
+    raise LookupError("no KV-shortfall ValueError in the frame")
 
 
 def kv_shortfall_gpu(ctx: Ctx, doc: Doc, lines: list[str]) -> str:

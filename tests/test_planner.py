@@ -600,3 +600,21 @@ def test_printed_largest_capture_size_sizes_the_max_num_seqs_step() -> None:
     assert with_printed.expected_to_free_gib == 0.875  # 1.0 GiB x (1 - 16/128)
     assert guessed.expected_to_free_gib == 0.969  # 1.0 GiB x (1 - 16/512), the default guess
     assert "as printed" in with_printed.estimate and "as printed" not in guessed.estimate
+
+
+def test_a_killed_engine_says_so_and_gives_up_after_one_restart() -> None:
+    """The 0.17.0 capture the kernel's OOM killer ended: one restart, then a give-up that
+    names host memory, not 'no known cause'."""
+    from pathlib import Path
+
+    from vllm_bootdiag import Attempt, GiveUp, LaunchConfig, Relaunch, classify_file, plan
+
+    log = Path(__file__).resolve().parent.parent / "corpus/0.17.0/engine_died__kvspace-over-ram__cpu.log"
+    d = classify_file(log)
+    config = LaunchConfig.from_argv(["vllm", "serve", "m", "--enforce-eager"])
+    first = plan(d, config)
+    assert isinstance(first, Relaunch) and first.step == "restart"
+    assert "killed by signal 9" in first.reason and "OOM killer" in first.reason
+    history = [Attempt(config=config, outcome="engine_died"), Attempt(config=config, outcome="engine_died")]
+    second = plan(d, config, history=history)
+    assert isinstance(second, GiveUp) and "more memory" in second.reason

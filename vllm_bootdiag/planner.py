@@ -747,19 +747,30 @@ def _restart(ctx: _Ctx) -> list[_Step] | GiveUp:
             advice.append(ctx.diagnosis.remediation)
         return GiveUp(
             cause=o.kind,
-            reason="failed again on a plain restart with no known cause",
+            reason=(
+                "killed again on a plain restart: give the host (or container) more memory"
+                if isinstance(o, outcomes.EngineDied)
+                else "failed again on a plain restart with no known cause"
+            ),
             advice=tuple(advice),
         )
-    return [
-        _Step(
-            "restart",
-            ctx.config,
-            "no known cause; a plain restart may succeed if it "
-            "was transient (counted against the budget)",
-            0.0,
-            "nothing changes",
+    if isinstance(o, outcomes.EngineDied):
+        code = (
+            f" (exit code {o.exit_code}: killed by signal {-o.exit_code})"
+            if (o.exit_code is not None and o.exit_code < 0)
+            else ""
         )
-    ]
+        why = (
+            f"the {o.process or 'engine'} process died without printing a cause{code}, most "
+            "often the kernel's OOM killer; a plain restart may succeed if the memory pressure "
+            "was transient (counted against the budget)"
+        )
+    else:
+        why = (
+            "no known cause; a plain restart may succeed if it was transient (counted "
+            "against the budget)"
+        )
+    return [_Step("restart", ctx.config, why, 0.0, "nothing changes")]
 
 
 HANDLERS: dict[str, Handler] = {

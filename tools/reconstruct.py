@@ -98,6 +98,7 @@ class Ctx:
     engine_tag: str  # "(EngineCore pid=10452) "
     raw_tag: str  # prefix on raw stderr lines ("" from 0.31 on)
     ts: str
+    model: str = ""  # the frame's model directory name
 
 
 def chain(ctx: Ctx, specs: Sequence[tuple[str, ...]]) -> list[Frame]:
@@ -186,7 +187,12 @@ def model_loading(doc: Doc, ctx: Ctx, ts: str) -> None:
     """The V1 runner's 'Model loading took' record (SmolLM2-135M shape: 0.26 GiB)."""
     site = log_site(ctx.sp, GMR, "Model loading took")
     mem = " memory" if "GiB memory and" in site.template else ""
-    value = "0.26" if "%s GiB" in site.template else "0.2563"
+    big = ctx.model == "llama-3.2-1b-shape"
+    value = (
+        ("2.32" if big else "0.26")
+        if "%s GiB" in site.template
+        else ("2.3185" if big else "0.2563")
+    )
     emit_record(
         doc,
         ctx.engine_tag,
@@ -700,6 +706,44 @@ def kv_size_lines(doc: Doc, ctx: Ctx, tokens: str, maxlen: str, conc: str) -> No
         )
 
 
+def compile_lines(doc: Doc, ctx: Ctx) -> None:
+    """torch.compile records of the profiling run, for frames whose CPU run compiled later."""
+    backends = "vllm/compilation/backends.py"
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        backends,
+        "Using cache directory",
+        "Using cache directory: <home>/.cache/vllm/torch_compile_cache/3d1f5e0a7c/"
+        "rank_0_0/backbone for vLLM's torch.compile",
+    )
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        backends,
+        "Dynamo bytecode transform time",
+        "Dynamo bytecode transform time: 5.37 s",
+    )
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        backends,
+        "Compiling a graph for compile range",
+        "Compiling a graph for compile range (1, 2048) takes 11.62 s",
+    )
+    optional_rec(
+        doc,
+        ctx,
+        "INFO",
+        "vllm/compilation/monitor.py",
+        "torch.compile takes",
+        "torch.compile takes 16.99 s in total",
+    )
+
+
 def capture_loop(ctx: Ctx) -> list[tuple[str, ...]]:
     """``_capture_cudagraphs`` -> (``_warmup_and_capture`` ->) the capturing ``_dummy_run``."""
     text = (ctx.sp / GMR).read_text()
@@ -726,6 +770,8 @@ def capture_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
                     "(the GPU run sizes the KV cache by profiling)",
                 }
             )
+    if not any("torch.compile t" in x or "AOT compiled" in x for x in doc.lines):
+        compile_lines(doc, ctx)
     optional_rec(
         doc,
         ctx,
@@ -742,7 +788,14 @@ def capture_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
         "Estimated CUDA graph memory: %.2f GiB total",
         "Estimated CUDA graph memory: 0.43 GiB total",
     )
-    rec(doc, ctx, "INFO", GW, "Available KV cache memory", "Available KV cache memory: 18.64 GiB")
+    # Bytes per token: layers x KV heads x head_dim x 2 (K and V) x 2 (bf16).
+    if ctx.model == "llama-3.2-1b-shape":  # 16 x 8 x 64 x 4 = 32768 B/token
+        avail, tokens, maxlen, conc = "16.92", "554,432", "131,072", "4.23"
+    else:  # SmolLM2-135M shape: 30 x 3 x 64 x 4 = 23040 B/token
+        avail, tokens, maxlen, conc = "18.64", "868,672", "8,192", "106.04"
+    rec(
+        doc, ctx, "INFO", GW, "Available KV cache memory", f"Available KV cache memory: {avail} GiB"
+    )
     optional_rec(
         doc,
         ctx,
@@ -755,7 +808,7 @@ def capture_oom(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
         "before, increase --gpu-memory-utilization to 0.9395. To disable, set "
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
     )
-    kv_size_lines(doc, ctx, "542,848", "8,192", "66.27")
+    kv_size_lines(doc, ctx, tokens, maxlen, conc)
     bar1 = "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)"
     bar2 = "Capturing CUDA graphs (decode, FULL)"
     tqdm = (
@@ -982,7 +1035,8 @@ def make_ctx(version: str, sp: Path, lines: Sequence[str]) -> Ctx:
     assert m and m["tag"], fail
     raw = next(line for line in lines if "Process EngineCore" in line and not RECORD.match(line))
     raw_tag = raw[: raw.index("Process EngineCore")]
-    return Ctx(version, sp, m["tag"], raw_tag, m["ts"])
+    model = re.search(r"<models>/([\w.-]+)", "".join(lines))
+    return Ctx(version, sp, m["tag"], raw_tag, m["ts"], model[1] if model else "")
 
 
 def build(recipe: Recipe, env_root: Path) -> Path | None:

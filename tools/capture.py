@@ -260,6 +260,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         "VLLM_CPU_KVCACHE_SPACE=1 fails the KV check",
     ),
     Scenario(
+        "compile-cache-full",
+        "disk_full",
+        "smollm2-135m-shape",
+        ("--max-model-len", "2048"),
+        {
+            **KV2,
+            "VLLM_CACHE_ROOT": "<FULLDIR>/vllm",
+            "TORCHINDUCTOR_CACHE_DIR": "<FULLDIR>/inductor",
+        },
+        timeout=900,
+        notes="torch.compile's caches (VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR) on a 2 MiB tmpfs "
+        "given with --full-dir: the compile artifacts do not fit",
+    ),
+    Scenario(
         "qwen05b-compiled",
         "booted",
         "qwen2.5-0.5b-shape",
@@ -655,6 +669,7 @@ def capture_one(
     device: str,
     out_dir: Path,
     done_stems: set[str],
+    full_dir: Path | None = None,
 ) -> None:
     """Run a scenario and write its log and label (unless one already exists)."""
     if any(stem.split("__")[1] == scenario.name for stem in done_stems):
@@ -684,7 +699,13 @@ def capture_one(
         fixed_env["VLLM_TARGET_DEVICE"] = "cpu"
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("VLLM_", "HF_"))}
     run_env.update(fixed_env)
-    run_env.update(scenario.env)
+    env_vars = dict(scenario.env)
+    if any("<FULLDIR>" in v for v in env_vars.values()):
+        if full_dir is None:
+            log(f"{version} {scenario.name}: needs --full-dir (a small filesystem), skipped")
+            return
+        env_vars = {k: v.replace("<FULLDIR>", str(full_dir)) for k, v in env_vars.items()}
+    run_env.update(env_vars)
     # One vLLM at a time on this machine, even across several capture.py processes.
     with open(env_dir.parent / ".capture.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -728,7 +749,13 @@ def capture_one(
             "package_version": version,
             "torch": env_torch_version(env_dir),
             "argv": argv_label,
-            "env": {**fixed_env, **scenario.env},
+            "env": {
+                **fixed_env,
+                **{
+                    k: v.replace("<FULLDIR>", redact(str(full_dir)) if full_dir else "")
+                    for k, v in scenario.env.items()
+                },
+            },
             "exit_code": result.exit_code,
             "duration_s": round(result.duration, 1),
             "date": dt.date.today().isoformat(),
@@ -760,6 +787,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="where model directories go (default <env-root>/models)",
     )
+    ap.add_argument(
+        "--full-dir",
+        type=Path,
+        default=None,
+        help="a small, nearly full filesystem for the disk_full scenario (e.g. a 2 MiB tmpfs)",
+    )
     ap.add_argument("--list", action="store_true", help="list the scenarios and exit")
     ap.add_argument("--install-only", action="store_true", help="prepare the env and exit")
     args = ap.parse_args(argv)
@@ -781,7 +814,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir = REPO / "corpus" / args.version
     done = {p.stem for p in out_dir.glob("*.log")} if out_dir.exists() else set()
     for scenario in chosen:
-        capture_one(args.version, scenario, env_dir, models_root, args.device, out_dir, done)
+        capture_one(
+            args.version, scenario, env_dir, models_root, args.device, out_dir, done, args.full_dir
+        )
     return 0
 
 

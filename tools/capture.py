@@ -337,6 +337,7 @@ OUTCOMES = (
 # Rough first-match evidence, only to name the file by what really happened; the library's
 # classifier is the real judge and fills `expected` numbers later.
 EVIDENCE: tuple[tuple[str, str], ...] = (
+    ("No space left on device", "disk_full"),
     ("Cannot auto-fit max_model_len", "auto_fit_failed"),
     ("No available memory for the cache blocks", "no_kv_cache_memory"),
     (
@@ -364,7 +365,6 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ("invalid ", "invalid_argument"),
     ("validation error", "invalid_argument"),
     ("died unexpectedly", "engine_died"),
-    ("No space left on device", "disk_full"),
 )
 
 

@@ -140,4 +140,23 @@ RULES: tuple[Rule, ...] = (
             "registry.py:1199 (0.32.0)",
         ),
     ),
+    Rule(
+        id="CF008",
+        name="invalid-cpu-kvcache-space",
+        vllm=">=0.8.5,<0.10",
+        outcome="invalid_argument",
+        literal="Invalid environment variable VLLM_CPU_KVCACHE_SPACE",
+        source_pattern=r"Invalid environment variable VLLM_CPU_KVCACHE_SPACE \{\}",
+        patterns=(
+            r"Invalid environment variable (?P<argument>VLLM_CPU_KVCACHE_SPACE) \S*, "
+            r"(?P<message>expect a positive integer value)",
+        ),
+        examples=(
+            "RuntimeError: Invalid environment variable VLLM_CPU_KVCACHE_SPACE -1, expect a "
+            "positive integer value.",
+        ),
+        summary="CPU backend: VLLM_CPU_KVCACHE_SPACE is not a positive integer (GiB).",
+        remediation="Set VLLM_CPU_KVCACHE_SPACE to a positive whole number of GiB.",
+        references=("vllm/platforms/cpu.py:112 (0.8.5)", "platforms/cpu.py:137 (0.9.2)"),
+    ),
 )

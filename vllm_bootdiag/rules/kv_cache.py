@@ -330,4 +330,28 @@ RULES: tuple[Rule, ...] = (
             "kv_cache_utils.py:2454 (0.32.0)",
         ),
     ),
+    Rule(
+        id="KV010",
+        name="no-kv-cache-memory-cpu-v0",
+        vllm=">=0.8.5,<0.10",
+        outcome="no_kv_cache_memory",
+        literal="No available memory for the cache blocks",
+        source_pattern=r"No available memory for the cache blocks\. Try increasing "
+        r"`VLLM_CPU_KVCACHE_SPACE`",
+        patterns=(
+            r"No available memory for the cache blocks\. Try increasing "
+            r"`VLLM_CPU_KVCACHE_SPACE` when initializing the engine",
+        ),
+        examples=(
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "`VLLM_CPU_KVCACHE_SPACE` when initializing the engine.",
+        ),
+        counter_examples=(
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine.",
+        ),
+        summary="CPU backend, V0 worker: the KV space (VLLM_CPU_KVCACHE_SPACE) holds no block.",
+        remediation="Raise VLLM_CPU_KVCACHE_SPACE (GiB) within the node's free memory.",
+        references=("vllm/worker/cpu_worker.py:297 (0.8.5)", "cpu_worker.py:303 (0.9.2)"),
+    ),
 )

@@ -169,3 +169,8 @@ def test_whole_traceback_block() -> None:
     assert '"<venv>/bin/vllm"' in out
     assert "<venv>/lib/python3.11/site-packages/vllm/entrypoints/cli/main.py" in out
     assert out.count("\n") == block.count("\n")
+
+
+def test_path_right_after_an_ansi_code() -> None:
+    line = "\x1b[90m/root/.cache/vllm/x\x1b[0m \x1b[1m/work/envs/models/m\x1b[0m"
+    assert redact(line) == "\x1b[90m<home>/.cache/vllm/x\x1b[0m \x1b[1m<work>/envs/models/m\x1b[0m"

@@ -721,7 +721,7 @@ def capture_one(
     raw = b"".join(result.lines).decode("utf-8", errors="surrogateescape")
     raw = raw.replace(str(models_root), MODELS_PLACEHOLDER)
     data = redact(raw, literals).encode("utf-8", errors="surrogateescape")
-    leak = LEAK.search(data.decode("utf-8", "replace"))
+    leak = LEAK.search(re.sub(r"\x1b\[[0-9;]*[A-Za-z]", " ", data.decode("utf-8", "replace")))
     if leak:
         raise SystemExit(f"redaction left {leak.group(0)!r} in the log; nothing written")
     outcome = guess_outcome(data.decode("utf-8", "replace"), result.booted, result.killed)

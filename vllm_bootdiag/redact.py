@@ -76,6 +76,9 @@ def _ip_sub(match: re.Match[str]) -> str:
     return "<ip>"
 
 
+_ANSI = re.compile(r"(\x1b\[[0-9;]*[A-Za-z])")
+
+
 def redact(text: str, extra_literals: Sequence[str] = ()) -> str:
     """Return ``text`` with machine paths, host names, addresses and tokens replaced.
 
@@ -84,6 +87,13 @@ def redact(text: str, extra_literals: Sequence[str] = ()) -> str:
     """
     for literal in sorted((s for s in extra_literals if s), key=len, reverse=True):
         text = text.replace(literal, "<redacted>")
+    # ANSI colour codes are kept as they are; the text between them is scrubbed on its own, so a
+    # path right after a code (``\x1b[0m/root/...``) is still seen as a path.
+    parts = _ANSI.split(text)
+    return "".join(p if i % 2 else _scrub(p) for i, p in enumerate(parts))
+
+
+def _scrub(text: str) -> str:
     text = _SITE_PACKAGES.sub(r"<venv>/lib/\1/site-packages/", text)
     text = _VENV_BIN.sub(r"<venv>/bin/\1", text)
     text = _STDLIB.sub(r"<python>/lib/\1/", text)

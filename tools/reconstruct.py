@@ -426,6 +426,36 @@ def oom_exc(**kw: object) -> str:
     return "torch.OutOfMemoryError: " + oom_text(**kw)  # type: ignore[arg-type]
 
 
+def model_init_chain(ctx: Ctx) -> list[tuple[str, ...]]:
+    """base_loader.load_model -> initialize_model -> LlamaForCausalLM -> ... -> torch.empty."""
+    loader = (ctx.sp / BASE_LOADER).read_text()
+    llama = (ctx.sp / LLAMA).read_text()
+    specs: list[tuple[str, ...]] = (
+        [
+            (BASE_LOADER, "BaseModelLoader.load_model", "self.create_model("),
+            (BASE_LOADER, "BaseModelLoader.create_model", "initialize_model("),
+        ]
+        if "def create_model" in loader
+        else [(BASE_LOADER, "BaseModelLoader.load_model", "initialize_model(")]
+    )
+    specs.append((LOADER_UTILS, "initialize_model", "model_class("))
+    if "def _init_model" in llama:
+        specs += [
+            (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
+            (LLAMA, "LlamaForCausalLM._init_model", "LlamaModel("),
+        ]
+    else:
+        specs.append((LLAMA, "LlamaForCausalLM.__init__", "LlamaModel("))
+    specs += [
+        ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
+        (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
+        (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
+        (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
+        DEVICE_CTX,
+    ]
+    return specs
+
+
 def weight_oom_v2(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
     """0.32 default Model Runner V2: the OOM escapes load_model with no vLLM wrapper."""
     head_until(doc, ctx, lines, stop_at("Starting to load model"))
@@ -439,16 +469,7 @@ def weight_oom_v2(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
             (UNI, "UniProcExecutor._init_executor", "self.driver_worker.load_model("),
             (GW, "Worker.load_model", "self.model_runner.load_model("),
             (MR2, "GPUModelRunner.load_model", "model_loader.load_model("),
-            (BASE_LOADER, "BaseModelLoader.load_model", "self.create_model("),
-            (BASE_LOADER, "BaseModelLoader.create_model", "initialize_model("),
-            (LOADER_UTILS, "initialize_model", "model_class("),
-            (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
-            (LLAMA, "LlamaForCausalLM._init_model", "LlamaModel("),
-            ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
-            (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
-            (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
-            (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
-            DEVICE_CTX,
+            *model_init_chain(ctx),
         ],
     )
     exc = oom_exc(
@@ -946,21 +967,7 @@ def weight_oom_v1(ctx: Ctx, doc: Doc, lines: list[str]) -> str:
         [
             *outer_specs,
             (GMR, "GPUModelRunner.load_model", "model_loader.load_model("),
-            (BASE_LOADER, "BaseModelLoader.load_model", "initialize_model("),
-            (LOADER_UTILS, "initialize_model", "model_class("),
-            (LLAMA, "LlamaForCausalLM.__init__", "LlamaModel(")
-            if "def _init_model" not in (ctx.sp / LLAMA).read_text()
-            else (LLAMA, "LlamaForCausalLM.__init__", "self._init_model("),
-            *(
-                []
-                if "def _init_model" not in (ctx.sp / LLAMA).read_text()
-                else [(LLAMA, "LlamaForCausalLM._init_model", "LlamaModel(")]
-            ),
-            ("vllm/compilation/decorators.py", "_support_torch_compile.__init__", "old_init("),
-            (LLAMA, "LlamaModel.__init__", "VocabParallelEmbedding("),
-            (VPE, "VocabParallelEmbedding.__init__", "self.quant_method.create_weights("),
-            (VPE, "UnquantizedEmbeddingMethod.create_weights", "torch.empty("),
-            DEVICE_CTX,
+            *model_init_chain(ctx),
         ],
     )
     # The re-raise entry belongs to load_model's own frame: it comes after the decorator's
@@ -991,6 +998,8 @@ RECIPES: tuple[Recipe, ...] = (
         "smollm135m-compiled-kvbytes",
         capture_oom,
     ),
+    Recipe("0.27.1", "weight_load_oom", "llama1b-weights-v2", "llama1b-kvspace1", weight_oom_v2),
+    Recipe("0.27.1", "no_kv_cache_memory", "llama1b-4gib-card", "llama1b-kvspace1", no_kv_gpu),
     Recipe("0.22.0", "weight_load_oom", "llama1b-weights-v1", "llama1b-kvspace1", weight_oom_v1),
     Recipe("0.22.0", "profiling_oom", "llama1b-sampler", "llama1b-kvspace1", sampler_oom),
     Recipe(

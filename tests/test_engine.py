@@ -280,3 +280,16 @@ def test_silent_engine_death_is_engine_died_only_when_nothing_was_printed() -> N
     d = classify(printed)
     assert d.primary.kind == "unknown"
     assert d.primary.model_dump()["last_error_line"] == "KeyError: 'rope_theta'"
+
+
+def test_version_from_every_line_that_states_it() -> None:
+    shapes = {
+        "(APIServer pid=1) INFO 01-02 03:04:05 [api_server.py:1044] vLLM API server version 0.14.0": "0.14.0",
+        "(APIServer pid=1) INFO 01-02 03:04:05 [utils.py:305] vLLM server version 0.15.0, serving model m": "0.15.0",
+        "(APIServer pid=1) INFO 01-02 03:04:05 [utils.py:344]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.22.0": "0.22.0",
+        "INFO 01-02 03:04:05 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model='m'": "0.8.5",
+        "(EngineCore pid=2) INFO 01-02 03:04:05 [core.py:133] Initializing a V1 LLM engine (v0.32.0+cpu) with config: x": "0.32.0",
+    }
+    for line, want in shapes.items():
+        d = classify([line])
+        assert d.vllm_version == want and d.version_source == "log", line

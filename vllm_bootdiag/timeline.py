@@ -54,7 +54,7 @@ class Marker:
 _N = r"(-?\d+(?:\.\d+)?)"
 
 MARKERS: tuple[Marker, ...] = (
-    Marker("api_version", r"vLLM API server version", "arguments"),
+    Marker("api_version", r"vLLM API server version|vLLM server version", "arguments"),
     Marker("banner_version", r"[ █▀▄]*[█▀▄][ █▀▄]*version\s", "arguments"),
     Marker(
         "banner_model",

@@ -159,4 +159,42 @@ RULES: tuple[Rule, ...] = (
         remediation="Set VLLM_CPU_KVCACHE_SPACE to a positive whole number of GiB.",
         references=("vllm/platforms/cpu.py:112 (0.8.5)", "platforms/cpu.py:137 (0.9.2)"),
     ),
+    Rule(
+        id="CF009",
+        name="architecture-retired",
+        vllm=">=0.10",
+        outcome="unsupported_architecture",
+        literal="and is not supported anymore",
+        patterns=(
+            r"Model architecture (?P<architectures>\w+) was supported in vLLM until v\S+, and "
+            r"is not supported anymore",
+        ),
+        examples=(
+            "ValueError: Model architecture MPTForCausalLM was supported in vLLM until v0.10.0, "
+            "and is not supported anymore. Please use an older version of vLLM if you want to "
+            "use this model architecture.",
+        ),
+        summary="The architecture was removed from vLLM.",
+        remediation="Use a vLLM release up to the one named, or another model.",
+        references=(
+            "vllm/model_executor/models/registry.py (0.10.0)",
+            "registry.py:1190 (0.32.0)",
+        ),
+    ),
+    Rule(
+        id="CF010",
+        name="gpu-memory-utilization-over-one",
+        vllm=">=0.8.5,<0.11.1",
+        outcome="invalid_argument",
+        literal="GPU memory utilization must be less than 1.0",
+        source_pattern=r"GPU memory utilization must be less than 1\.0\. Got \{\}",
+        patterns=(r"GPU memory utilization must be less than 1\.0\. Got (?P<message>[\d.]+)",),
+        examples=("ValueError: GPU memory utilization must be less than 1.0. Got 1.5.",),
+        summary="--gpu-memory-utilization above 1 (older releases check it themselves).",
+        remediation="Use a fraction between 0 and 1.",
+        references=(
+            "vllm/config.py CacheConfig._verify_args (0.8.5-0.10.0)",
+            "vllm/config/cache.py (0.11.0)",
+        ),
+    ),
 )

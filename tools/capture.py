@@ -156,6 +156,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         notes="VLLM_CPU_KVCACHE_SPACE=1 (GiB) against a 131072-token context",
     ),
     Scenario(
+        "llama1b-kvspace1-v0",
+        "kv_cache_shortfall",
+        "llama-3.2-1b-shape",
+        EAGER,
+        {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_USE_V1": "0"},
+        until="0.11",
+        notes="the V0 engine (VLLM_USE_V1=0) with VLLM_CPU_KVCACHE_SPACE=1 against a "
+        "131072-token context: the V0 CPU worker's own KV check",
+    ),
+    Scenario(
         "qwen05b-kvbytes",
         "kv_cache_shortfall",
         "qwen2.5-0.5b-shape",

@@ -31,7 +31,9 @@ NAME = re.compile(
 )
 LABEL_KEYS = {"log", "log_sha256", "vllm_version", "device", "provenance", "expected", "reviewed"}
 
-MACHINE_PATH = re.compile(r"(?<![\w.<>-])/(?:tmp|root|home|work)(?:/|\b)")
+MACHINE_PATH = re.compile(
+    r"(?<![\w.<>-])/(?:tmp|root|home|work)(?:/|\b)|(?<=[A-Za-z0-9_])/(?:tmp|root|home|work)/"
+)
 IPV4 = re.compile(
     r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w]|\.\d)"
 )
@@ -93,6 +95,7 @@ def _id(p: Path) -> str:
         "node ip-10-0-0-1 joined",
         "token hf_AbCdEfGhIjKlMnOpQrStUv",
         "\x1b[90m/root/.cache/vllm\x1b[0m",
+        "See https://x.io/refleaks.html/root/.pyenv/versions/3.11.7/lib/python3.11/a.py",
     ],
 )
 def test_leak_detector_catches(text: str) -> None:

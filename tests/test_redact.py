@@ -174,3 +174,14 @@ def test_whole_traceback_block() -> None:
 def test_path_right_after_an_ansi_code() -> None:
     line = "\x1b[90m/root/.cache/vllm/x\x1b[0m \x1b[1m/work/envs/models/m\x1b[0m"
     assert redact(line) == "\x1b[90m<home>/.cache/vllm/x\x1b[0m \x1b[1m<work>/envs/models/m\x1b[0m"
+
+
+def test_path_glued_to_a_url() -> None:
+    line = (
+        "See https://nanobind.readthedocs.io/en/latest/refleaks.html/root/.pyenv/versions/3.11.7"
+        "/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: x"
+    )
+    assert redact(line) == (
+        "See https://nanobind.readthedocs.io/en/latest/refleaks.html<python>/lib/python3.11"
+        "/multiprocessing/resource_tracker.py:254: UserWarning: x"
+    )

@@ -48,7 +48,7 @@ from vllm_bootdiag.redact import redact  # noqa: E402
 
 KEEP_LINES = 400
 MODELS_PLACEHOLDER = "<models>"
-LEAK = re.compile(r"(?<![\w.<>-])/(?:tmp|root|home|work)/")
+LEAK = re.compile(r"(?<![.<>-])/(?:tmp|root|home|work)/")
 
 
 def vtuple(version: str) -> tuple[int, ...]:

@@ -27,7 +27,9 @@ __all__ = ["redact"]
 # One path segment: anything but a separator, whitespace, quotes, brackets or an ANSI escape.
 _SEG = r"[^/\s'\"<>()\[\]{},;:|\x1b]+"
 # An absolute path must not be the tail of a word, a URL or a relative path.
-_START = r"(?:(?<=file://)|(?<![\w.~\-/:<>]))"
+# A machine root glued to the text before it (a URL printed without a newline, then a path)
+# still counts: "...refleaks.html/root/.pyenv/...".
+_START = r"(?:(?<=file://)|(?<![\w.~\-/:<>])|(?<=[A-Za-z0-9_])(?=/(?:root|home|tmp|work)/))"
 
 _SITE_PACKAGES = re.compile(_START + rf"(?:/{_SEG})+?/lib/(python3\.\d+)/site-packages/")
 _STDLIB = re.compile(_START + rf"(?:/{_SEG})+?/lib/(python3\.\d+)/")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from vllm_bootdiag import logtail, timeline
@@ -22,11 +23,16 @@ def test_compiled_cpu_boot_goes_through_every_cpu_phase_in_order() -> None:
     starts = [e.seconds_from_start for e in tl.events if e.seconds_from_start is not None]
     assert starts == sorted(starts) and starts[0] == 0
     compile_ = next(e for e in tl.events if e.phase == "compile")
-    assert compile_.seconds is not None and compile_.seconds > 60  # torch.compile on 2 cores
+    assert compile_.seconds is not None and compile_.seconds > 30  # torch.compile on 2 cores
+    # The numbers, read again from the raw file with plain searches (a second parser).
+    text = (CORPUS / "0.32.0/booted__qwen05b-compiled__cpu.log").read_text()
     f = tl.facts
-    assert f.device == "cpu" and f.available_kv_cache_gib == 2.0
-    assert f.kv_cache_tokens == 174720 and f.max_concurrency == 42.66
-    assert f.init_engine_seconds == 136.26 and f.port == 49499
+    assert f.device == "cpu"
+    assert f.available_kv_cache_gib == float(re.search(r"Explicitly set \(([\d.]+)/", text)[1])
+    assert f.kv_cache_tokens == int(re.search(r"KV cache size: ([\d,]+) tokens", text)[1].replace(",", ""))
+    assert f.max_concurrency == float(re.search(r"per request: ([\d.]+)x", text)[1])
+    assert f.init_engine_seconds == float(re.search(r"warmup model\) took ([\d.]+) s", text)[1])
+    assert f.port == int(re.search(r"Starting vLLM server on http://[\d.]+:(\d+)", text)[1])
 
 
 def test_failed_boot_stops_at_kv_sizing() -> None:

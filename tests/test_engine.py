@@ -293,3 +293,16 @@ def test_version_from_every_line_that_states_it() -> None:
     for line, want in shapes.items():
         d = classify([line])
         assert d.vllm_version == want and d.version_source == "log", line
+
+
+def test_torch_warnings_are_not_causes() -> None:
+    """torch's compile-cache write failures are warnings; the boot may go on."""
+    lines = [
+        *HEAD,
+        "[rank0]:W1129 16:51:14.768000 23872 torch/_functorch/_aot_autograd/autograd_cache.py:1342] "
+        "AOTAutograd cache unable to serialize compiled graph: [Errno 28] No space left on device",
+        "(Worker pid=5) [W1129 16:00:21.336081597 utils.cpp:68] Warning: No space left on device",
+    ]
+    assert classify(lines).primary.kind == "unknown"
+    w = BootWatcher()
+    assert all(w.feed(line) is None for line in lines)

@@ -19,7 +19,7 @@ from typing import Any, cast
 import regex
 from packaging.version import Version
 
-from . import logtail, outcomes, timeline, versions
+from . import logtail, outcomes, scan, timeline, versions
 from .diagnosis import Diagnosis
 from .outcomes import Evidence, Outcome, _Outcome
 from .rules import BY_ID, RULES, Rule
@@ -423,7 +423,11 @@ class BootWatcher:
                 self._version = found.version
         if self._reported is not None:
             return None
-        for rule in rules_for(self._version):
+        if scan.sort_line(line)[0] != scan.CANDIDATE:
+            rules: tuple[Rule, ...] = ()  # progress, warnings and frames never end a boot
+        else:
+            rules = rules_for(self._version)
+        for rule in rules:
             if rule.literal in line and rule.match(line) is not None:
                 if rule.terminal:
                     return self._report()

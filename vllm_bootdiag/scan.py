@@ -25,12 +25,46 @@ _RECORD = re.compile(
 )
 """A logging record's prefix: process tag, level, timestamp, [file:line]."""
 _FRAME = ("    ", "  File ")
+_TORCH_WARNING = re.compile(r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d")
+"""torch's glog-style warnings (`[rank0]:W1129 16:51:14.768 ...`, `[W1129 16:00:21 ...]`):
+warnings, not causes (a compile-cache write that fails is only a warning)."""
 
 SEARCH_WIDTH = 1024
 """Literals are searched in the first this-many characters of a line: vLLM's messages
 state what they are about up front, and a 10 KB `Supported architectures: ...` list
 must not cost every rule a scan. Rule patterns still run on the whole line."""
 """How traceback frames and their source lines start."""
+
+
+PROGRESS, CANDIDATE, SKIP = "progress", "candidate", "skip"
+
+
+def sort_line(line: str) -> tuple[str, str, int, str | None]:
+    """(kind, text, message start, timestamp) for one line.
+
+    PROGRESS: an INFO/DEBUG record (its message may be a boot phase). CANDIDATE:
+    an ERROR/CRITICAL record or raw stderr that may say what ended the boot.
+    SKIP: a WARNING record, torch's own warnings, traceback frames and their source
+    lines, which never do. `text` is the line without ANSI codes and a container
+    runtime's prefix.
+    """
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if line[:1].isdigit():
+        line = logline.strip_wrapping(line)  # a container runtime's timestamp
+    rec = _RECORD.match(line)
+    if rec is not None:
+        level, j = rec[1], rec.end()
+        if level == "INFO" or level == "DEBUG":
+            return PROGRESS, line, j, rec[2]
+        if level == "WARNING" or line.startswith(_FRAME, j):
+            return SKIP, line, j, rec[2]
+        return CANDIDATE, line, j, rec[2]
+    # Raw stderr; 0.10-0.30 put a process tag in front of it too.
+    j = line.find(") ") + 2 if line[:1] == "(" else 0
+    if line.startswith(_FRAME, j) or _TORCH_WARNING.match(line, j):
+        return SKIP, line, j, None
+    return CANDIDATE, line, j, None
 
 
 class Tail:
@@ -45,28 +79,14 @@ class Tail:
         self.markers: list[tuple[int, str, str, str]] = []
         """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
-        record = _RECORD.match
         for i, line in enumerate(self.lines):
-            if "\x1b" in line:
-                line = _ANSI.sub("", line)
-            if line[:1].isdigit():
-                line = logline.strip_wrapping(line)  # a container runtime's timestamp
-            rec = record(line)
-            if rec is not None:
-                level, j = rec[1], rec.end()
-                if level == "INFO" or level == "DEBUG":
-                    if progress is not None:
-                        key = progress(line[j:])
-                        if key is not None:
-                            self.markers.append((i, key, line[j:], rec[2]))
-                    continue
-                if level == "WARNING" or line.startswith(_FRAME, j):
-                    continue  # a warning is not what ended a boot; a frame is not a cause
-            elif line.startswith(_FRAME) or (
-                line[:1] == "(" and line.startswith(_FRAME, line.find(") ") + 2)
-            ):
-                continue  # a raw traceback frame or its source line (0.10-0.30 tag raw stderr)
-            other.append(i)
+            kind, text, start, ts = sort_line(line)
+            if kind == CANDIDATE:
+                other.append(i)
+            elif kind == PROGRESS and progress is not None:
+                key = progress(text[start:])
+                if key is not None:
+                    self.markers.append((i, key, text[start:], ts or ""))
         self.other = other
         heads = [self.lines[i][:SEARCH_WIDTH] for i in other]
         self.other_text = "\n".join(heads)

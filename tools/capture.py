@@ -444,6 +444,7 @@ def ensure_env(version: str, env_root: Path, device: str) -> Path:
     env = env_root / f"v{version}"
     ready = env / ".capture-ready"
     if ready.exists():
+        pin_old_transformers(env, version)
         return env
     if device == "cuda":
         if not (env / "bin" / "vllm").exists():
@@ -480,8 +481,23 @@ def ensure_env(version: str, env_root: Path, device: str) -> Path:
     meta = re.sub(r"(?m)^Version: .*$", f"Version: {version}+cpu", meta, count=1)
     (alias / "METADATA").write_text(meta)
     (alias / "INSTALLER").write_text("capture.py\n")
+    pin_old_transformers(env, version)
     ready.write_text("cpu\n")
     return env
+
+
+TRANSFORMERS_PIN = "transformers<5"
+
+
+def pin_old_transformers(env: Path, version: str) -> None:
+    """Releases before 0.12 ask for an unbounded ``transformers>=4.x``, which resolves to 5.x;
+    their tokenizer code then dies with ``AttributeError: TokenizersBackend has no attribute
+    all_special_tokens_extended``. Pin 4.x for them (once)."""
+    marker = env / ".transformers-pinned"
+    if vtuple(version) >= (0, 12) or marker.exists():
+        return
+    pip(env, "install", TRANSFORMERS_PIN)
+    marker.write_text(TRANSFORMERS_PIN + "\n")
 
 
 def env_python_version(env: Path) -> str:
@@ -740,6 +756,10 @@ def capture_one(
         raise SystemExit(f"redaction left {leak.group(0)!r} in the log; nothing written")
     outcome = guess_outcome(data.decode("utf-8", "replace"), result.booted, result.killed)
     notes = scenario.notes
+    if (env_dir / ".transformers-pinned").exists():
+        notes += (
+            f"; environment pinned {TRANSFORMERS_PIN} (the release's own requirement is unbounded)"
+        )
     if result.timed_out:
         notes += f"; killed by the capture timeout after {scenario.timeout:.0f}s"
     if outcome != scenario.expect:

@@ -188,7 +188,9 @@ RULES: tuple[Rule, ...] = (
         outcome="invalid_argument",
         literal="GPU memory utilization must be less than 1.0",
         source_pattern=r"GPU memory utilization must be less than 1\.0\. Got \{\}",
-        patterns=(r"GPU memory utilization must be less than 1\.0\. Got (?P<message>[\d.]+)",),
+        patterns=(
+            r"(?P<message>GPU memory utilization must be less than 1\.0\. Got \d+(?:\.\d+)?)",
+        ),
         examples=("ValueError: GPU memory utilization must be less than 1.0. Got 1.5.",),
         summary="--gpu-memory-utilization above 1 (older releases check it themselves).",
         remediation="Use a fraction between 0 and 1.",

@@ -199,4 +199,31 @@ RULES: tuple[Rule, ...] = (
             "vllm/config/cache.py (0.11.0)",
         ),
     ),
+    Rule(
+        id="CF011",
+        name="architecture-not-in-transformers",
+        vllm="",
+        outcome="unsupported_architecture",
+        literal="is not a registered model in the Transformers library",
+        source_pattern=r"Cannot find model module\. '?\{\}'? is not a registered model in the "
+        r"Transformers library",
+        patterns=(
+            r"Cannot find model module\. '(?P<architectures>\w+)' is not a registered model in "
+            r"the Transformers library",
+        ),
+        examples=(
+            "ValueError: Cannot find model module. 'FrobnicatorForCausalLM' is not a registered "
+            "model in the Transformers library (only relevant if the model is meant to be in "
+            "Transformers) and 'AutoModel' is not present in the model config's 'auto_map' "
+            "(relevant if the model is custom).",
+        ),
+        summary="Neither vLLM nor its Transformers fallback knows the architecture (the V0 "
+        "engine and the Transformers backend say it this way).",
+        remediation="Use a vLLM release that supports the architecture, or a model whose "
+        "config names a supported one (custom code needs an `auto_map`).",
+        references=(
+            "vllm/model_executor/model_loader/utils.py:59 (0.8.5), :195 (0.9.2)",
+            "vllm/model_executor/models/registry.py _try_resolve_transformers (0.10.1.1+)",
+        ),
+    ),
 )

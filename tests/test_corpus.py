@@ -38,3 +38,11 @@ def test_label_is_consistent_with_its_file(entry: corpus.Entry) -> None:
         assert device == "cuda"
     else:
         assert prov.argv and prov.package_version == entry.label.vllm_version
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_label_is_complete_and_reviewed(entry: corpus.Entry) -> None:
+    """Every number the classifier reads is in the label (so a change to any of them
+    fails the corpus test), and a person has read it against the log."""
+    assert entry.label.reviewed, "run `vllm-bootdiag corpus --write-expected`, read, then review"
+    assert entry.label.expected == corpus.expected_from(entry)

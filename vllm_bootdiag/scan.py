@@ -1,4 +1,4 @@
-"""One cheap pass over a tail, so classification stays well under a millisecond.
+"""One cheap pass over a tail, so classification stays under a millisecond.
 
 Parsing 400 lines with a full regex, or running `str.find` for every literal
 over 50 KB of text, each cost milliseconds. So one pass sorts the lines:
@@ -25,6 +25,7 @@ _RECORD = re.compile(
 )
 """A logging record's prefix: process tag, level, timestamp, [file:line]."""
 _FRAME = ("    ", "  File ")
+"""How traceback frames and their source lines start."""
 _TORCH_WARNING = re.compile(r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d")
 """torch's glog-style warnings (`[rank0]:W1129 16:51:14.768 ...`, `[W1129 16:00:21 ...]`):
 warnings, not causes (a compile-cache write that fails is only a warning)."""
@@ -33,7 +34,6 @@ SEARCH_WIDTH = 1024
 """Literals are searched in the first this-many characters of a line: vLLM's messages
 state what they are about up front, and a 10 KB `Supported architectures: ...` list
 must not cost every rule a scan. Rule patterns still run on the whole line."""
-"""How traceback frames and their source lines start."""
 
 
 PROGRESS, CANDIDATE, SKIP = "progress", "candidate", "skip"

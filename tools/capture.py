@@ -11,7 +11,7 @@ label. Existing logs are never rewritten (the tool resumes where it stopped).
 Usage::
 
     python tools/capture.py --version 0.32.0 [--scenario NAME ...] [--device cpu|cuda]
-                            [--env-root /work/envs] [--list] [--install-only]
+                            [--env-root DIR] [--list] [--install-only]
 
 Stdlib only; not imported by the library.
 """
@@ -814,7 +814,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--version", required=True, help="vLLM version, e.g. 0.32.0")
     ap.add_argument("--scenario", action="append", default=[], help="only these (repeatable)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    ap.add_argument("--env-root", type=Path, default=Path("/work/envs"))
+    ap.add_argument(
+        "--env-root",
+        type=Path,
+        default=Path(
+            os.environ.get("VLLM_BOOTDIAG_ENV_ROOT", Path.home() / ".cache" / "vllm-bootdiag")
+        ),
+        help="where the vLLM environments and model directories live (outside the repository;"
+        " default $VLLM_BOOTDIAG_ENV_ROOT or ~/.cache/vllm-bootdiag)",
+    )
     ap.add_argument(
         "--models-root",
         type=Path,

@@ -14,7 +14,7 @@ built or changed line is listed in the label with its source and template.
 
 Usage::
 
-    python tools/reconstruct.py [--version 0.32.0] [--env-root /work/envs] [--list]
+    python tools/reconstruct.py [--version 0.32.0] [--env-root DIR] [--list]
 
 Stdlib only; not imported by the library.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -1104,7 +1105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     ap = argparse.ArgumentParser(description="Reconstruct GPU-only failures on CPU frames.")
     ap.add_argument("--version", action="append", default=[])
-    ap.add_argument("--env-root", type=Path, default=Path("/work/envs"))
+    ap.add_argument(
+        "--env-root",
+        type=Path,
+        default=Path(
+            os.environ.get("VLLM_BOOTDIAG_ENV_ROOT", Path.home() / ".cache" / "vllm-bootdiag")
+        ),
+        help="where the vLLM environments and model directories live (outside the repository;"
+        " default $VLLM_BOOTDIAG_ENV_ROOT or ~/.cache/vllm-bootdiag)",
+    )
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     for recipe in RECIPES:

@@ -260,6 +260,7 @@ def test_watcher_reports_a_bare_validation_error_after_settling() -> None:
     d = w.feed("    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal")
     assert d is not None and d.primary.kind == "invalid_argument"
     assert d.primary.model_dump()["argument"] == "gpu_memory_utilization"
+    assert d.primary.model_dump()["config"] == "CacheConfig"
 
 
 def test_warnings_are_not_causes() -> None:

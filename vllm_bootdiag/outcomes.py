@@ -236,7 +236,10 @@ class InvalidArgument(_Outcome):
     CATEGORY = Category.CONFIG
     kind: Literal["invalid_argument"] = "invalid_argument"
     argument: str | None = None
+    """The flag or config field, as vLLM named it."""
     message: str | None = None
+    config: str | None = None
+    """The config class that rejected it (`CacheConfig`), when pydantic says so."""
 
 
 class UnsupportedArchitecture(_Outcome):

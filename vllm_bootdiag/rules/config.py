@@ -79,7 +79,7 @@ RULES: tuple[Rule, ...] = (
         rank=30,
         terminal=False,
         literal="validation error",
-        patterns=(r"\d+ validation errors? for (?P<argument>\w+)",),
+        patterns=(r"\d+ validation errors? for (?P<config>\w+)",),
         examples=(
             "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
         ),

@@ -325,7 +325,7 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
             hits = sorted(hits + wider, key=lambda h: h.index)
             out_of_range = True
     phases = timeline.phase_lines(tail)
-    tl = timeline.build_from_tail(tail)
+    tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
     first: dict[tuple[str, tuple[tuple[str, str], ...]], _Hit] = {}
     for h in hits:

@@ -337,13 +337,14 @@ def _clock(ts: str) -> int:
 _YEAR_START = date(2000, 1, 1).toordinal()
 
 
-def build_from_tail(tail: Tail) -> Timeline:
-    """The timeline of a tail already sorted by `scan.Tail` with `progress_key`."""
+def build_from_tail(tail: Tail, phases: list[tuple[int, str]] | None = None) -> Timeline:
+    """The timeline of a tail already sorted by `scan.Tail` with `progress_key`
+    (`phases`: its `phase_lines`, when the caller has them already)."""
     stamps = {i: ts for i, _key, _message, ts in tail.markers}
     firsts: list[tuple[str, int, str | None, float | None]] = []
     seen: set[str] = set()
     start: int | None = None
-    for i, phase in phase_lines(tail):
+    for i, phase in phase_lines(tail) if phases is None else phases:
         if phase in seen:
             continue
         seen.add(phase)

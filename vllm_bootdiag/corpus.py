@@ -4,7 +4,8 @@
 (or, labelled `reconstructed`, a real frame with GPU lines built from vLLM's
 format strings); the `.json` beside it says where it came from and what it
 shows. `check` is what makes a new vLLM release routine: capture, run it, and
-read what disagrees.
+read what disagrees. A label's `expected.rule_id` names the rule that matched,
+so a log is regression data for that rule (`pytest -k KV004`).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class Entry:
     """A corpus log and its label."""
 
     id: str
-    """`<version>/<stem>`: the test id, so `pytest -k 0.32.0/kv_cache` selects."""
+    """`<version>/<rule_id>/<stem>`: the test id, so `pytest -k KV004` or
+    `pytest -k 0.32.0/` selects (`unknown` where no rule matched)."""
     log_path: Path
     label_path: Path
     label: Label
@@ -96,12 +98,18 @@ class Result:
 
 
 def entries(root: str | Path = "corpus") -> list[Entry]:
-    """Every labelled log under `root`, sorted by id."""
+    """Every labelled log under `root`, sorted by id.
+
+    `root` is the corpus (`<version>/<stem>.json`) or one flat folder of labelled
+    logs (a capture's `--out DIR`). A folder holding no labelled log at all is an
+    error, not an empty corpus: a wrong path must not read as "0 of 0 logs agree".
+    """
     base = Path(root)
     if not base.is_dir():
         raise CorpusError(f"no corpus directory at {base}")
+    labels = sorted({*base.glob("*.json"), *base.glob("*/*.json")})
     out: list[Entry] = []
-    for label_path in sorted(base.glob("*/*.json")):
+    for label_path in labels:
         log_path = label_path.with_suffix(".log")
         if not log_path.exists():
             continue
@@ -109,10 +117,20 @@ def entries(root: str | Path = "corpus") -> list[Entry]:
             label = Label.model_validate_json(label_path.read_bytes())
         except ValidationError as e:
             raise CorpusError(f"{label_path}: invalid label: {e.errors()[0]['msg']}") from None
-        out.append(
-            Entry(f"{label_path.parent.name}/{label_path.stem}", log_path, label_path, label)
+        out.append(Entry(entry_id(label, label_path), log_path, label_path, label))
+    if not out:
+        logs = len({*base.glob("*.log"), *base.glob("*/*.log")})
+        raise CorpusError(
+            f"no labelled logs in {base} (a <stem>.log beside its <stem>.json, in the folder "
+            f"or one level down); {logs} .log files without a label"
         )
-    return out
+    return sorted(out, key=lambda e: e.id)
+
+
+def entry_id(label: Label, label_path: Path) -> str:
+    """`<version>/<rule_id>/<stem>`, the rule read from the label."""
+    rule = label.expected.get("rule_id") or "unknown"
+    return f"{label.vllm_version}/{rule}/{label_path.stem}"
 
 
 def sha256(path: Path) -> str:
@@ -153,13 +171,12 @@ def expected_from(entry: Entry) -> dict[str, Any]:
     d = engine.classify(logtail.read_tail(entry.log_path))
     dump = d.primary.model_dump(
         mode="json",
-        exclude={"evidence", "rule_id", "category", "retry_same_config_can_succeed"},
+        exclude={"evidence", "category", "retry_same_config_can_succeed"},
     )
-    return {
-        k: v
-        for k, v in dump.items()
-        if v is not None and k in ("kind", *OUTCOME_TYPES[d.primary.kind].model_fields)
-    }
+    fields = OUTCOME_TYPES[d.primary.kind].model_fields
+    head = {"kind": dump.get("kind"), "rule_id": dump.get("rule_id")}
+    rest = {k: v for k, v in dump.items() if k in fields and k not in head}
+    return {k: v for k, v in {**head, **rest}.items() if v is not None}
 
 
 def check(root: str | Path = "corpus", write_expected: bool = False) -> list[Result]:
@@ -168,22 +185,27 @@ def check(root: str | Path = "corpus", write_expected: bool = False) -> list[Res
     The writer never changes a label's `kind` (that is a person's call, made at
     capture); where the classifier agrees on the kind it writes the numbers it
     read and marks the label `reviewed: false` until a person has read them.
+    Adding the `rule_id` that matched to a label that lacks one, all else equal,
+    keeps its review: the rule table, not a person, says which rule that is.
     """
     results: list[Result] = []
     for entry in entries(root):
         result = check_entry(entry)
         if write_expected:
             fresh = expected_from(entry)
-            if (
-                fresh.get("kind") == entry.label.expected.get("kind")
-                and fresh != entry.label.expected
-            ):
+            old = entry.label.expected
+            if fresh.get("kind") == old.get("kind") and fresh != old:
                 raw = json.loads(entry.label_path.read_text())
                 raw["expected"] = fresh
-                raw["reviewed"] = False
-                entry.label_path.write_text(json.dumps(raw, indent=2) + "\n")
-                result = check_entry(
-                    Entry(entry.id, entry.log_path, entry.label_path, Label.model_validate(raw))
+                only_rule_added = "rule_id" not in old and {
+                    k: v for k, v in fresh.items() if k != "rule_id"
+                } == old
+                raw["reviewed"] = bool(raw.get("reviewed")) and only_rule_added
+                entry.label_path.write_text(
+                    json.dumps(raw, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
                 )
+                label = Label.model_validate(raw)
+                new_id = entry_id(label, entry.label_path)
+                result = check_entry(Entry(new_id, entry.log_path, entry.label_path, label))
         results.append(result)
     return results

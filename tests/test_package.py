@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import vllm_bootdiag
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 
 def test_import_pulls_in_neither_vllm_nor_torch() -> None:
@@ -23,3 +32,60 @@ def test_public_api_is_exported() -> None:
     for name in vllm_bootdiag.__all__:
         assert hasattr(vllm_bootdiag, name), name
     assert callable(vllm_bootdiag.classify) and callable(vllm_bootdiag.plan)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject() -> dict[str, Any]:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def test_version_is_one_value_everywhere() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+", vllm_bootdiag.__version__)
+    project = _pyproject()
+    # hatchling reads the version from the module the package itself exports
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["hatch"]["version"]["path"] == "vllm_bootdiag/_version.py"
+    r = subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", "--version"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == f"vllm-bootdiag {vllm_bootdiag.__version__}"
+
+
+def test_license_file_is_the_declared_one_and_ships() -> None:
+    project = _pyproject()
+    assert project["project"]["license"] == "Apache-2.0"
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert project["project"]["license-files"] == ["LICENSE"]  # into the wheel's dist-info
+    assert "LICENSE" in project["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+
+
+def test_python_versions_are_not_capped() -> None:
+    """A pure-Python package must not refuse the current interpreter release."""
+    project = _pyproject()["project"]
+    assert project["requires-python"] == ">=3.10"
+    assert "Programming Language :: Python :: 3.14" in project["classifiers"]
+
+
+def test_console_script_points_at_a_callable_main() -> None:
+    target = _pyproject()["project"]["scripts"]["vllm-bootdiag"]
+    module, _, attr = target.partition(":")
+    assert callable(getattr(importlib.import_module(module), attr))
+
+
+def test_import_is_lazy() -> None:
+    """`import vllm_bootdiag` loads no rule table, planner or network code until a name is used."""
+    code = (
+        "import sys, vllm_bootdiag, vllm_bootdiag.cli; "
+        "heavy = ('vllm_bootdiag.engine', 'vllm_bootdiag.rules', 'vllm_bootdiag.planner', "
+        "'vllm_bootdiag.supervisor', 'pydantic', 'urllib.request', 'email'); "
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

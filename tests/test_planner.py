@@ -459,7 +459,7 @@ def test_recommend_defaults_rejects_zero() -> None:
 
 
 def _plan_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    from vllm_bootdiag.cli_remediation import main
+    from vllm_bootdiag.cli.remediation import main
 
     code = main(["plan", *args])
     out, err = capsys.readouterr()

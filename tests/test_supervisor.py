@@ -239,7 +239,7 @@ def test_missing_executable_is_a_launch_error(tmp_path: Path) -> None:
 def _cli(fake: Fake, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, **fake.env}
     return subprocess.Popen(
-        [sys.executable, "-m", "vllm_bootdiag.cli_remediation", *args],
+        [sys.executable, "-m", "vllm_bootdiag.cli.remediation", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

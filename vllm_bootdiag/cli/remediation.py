@@ -1,7 +1,7 @@
 """The `plan` and `run` subcommands: what to launch next, and the relaunch loop.
 
 `register(subparsers)` adds them to the main CLI's argparse subparsers;
-`main()` runs them alone (`python -m vllm_bootdiag.cli_remediation`). Exit
+`main()` runs them alone (`python -m vllm_bootdiag.cli.remediation`). Exit
 codes: 0 the command worked, 1 `run` gave up, 2 a usage or input error (one
 line on stderr, never a traceback), 128+N when `run` was stopped by signal N.
 """
@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .engine import classify_file
-from .launch import LaunchConfig, LaunchConfigError
-from .logtail import LogReadError
-from .planner import GiveUp, NothingToPlan, Policy, plan
-from .supervisor import LaunchError, RunSummary, Supervisor
+from ..engine import classify_file
+from ..launch import LaunchConfig, LaunchConfigError
+from ..logtail import LogReadError
+from ..planner import GiveUp, NothingToPlan, Policy, plan
+from ..supervisor import LaunchError, RunSummary, Supervisor
 
 
 class _InputError(Exception):

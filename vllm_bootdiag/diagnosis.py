@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from .outcomes import Outcome
@@ -14,6 +16,8 @@ class Diagnosis(BaseModel):
     `matches` holds every outcome found, in line order, the primary included.
     `version_out_of_range` is set when only rules outside the detected version's
     range matched: the answer is still given, but the table may need a rule.
+    `match` says whether an exact or a tolerant rule gave the primary: a tolerant
+    answer read damaged text and may lack numbers.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -26,6 +30,10 @@ class Diagnosis(BaseModel):
     lines_examined: int = 0
     version_out_of_range: bool = False
     remediation: str = ""
+    match: Literal["exact", "tolerant"] | None = None
+    """The tier of the rule behind the primary outcome (None: nothing matched)."""
+    repairs: tuple[str, ...] = ()
+    """Names of the normalization repairs that changed the input before matching."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -14,14 +14,14 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 import regex
 from packaging.version import Version
 
 from . import logtail, outcomes, scan, timeline, versions
 from .diagnosis import Diagnosis
-from .outcomes import Evidence, Outcome, _Outcome
+from .outcomes import Evidence, _Outcome
 from .rules import BY_ID, RULES, Rule
 from .scan import Tail
 
@@ -46,6 +46,8 @@ def rules_for(version: Version | None) -> tuple[Rule, ...]:
         active.sort(
             key=lambda r: versions.upper_bound(r.vllm) if r.vllm else Version("9999"), reverse=True
         )
+    # Exact rules first: a line an exact rule read is not read again by a tolerant one.
+    active.sort(key=lambda r: r.tier != "exact")
     return tuple(active)
 
 
@@ -70,7 +72,7 @@ def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
     come newest wording first."""
     hits: list[_Hit] = []
     seen: set[tuple[int, str]] = set()
-    for rule in rules:
+    for rule in sorted(rules, key=lambda r: r.tier != "exact"):
         for i in tail.find(rule.literal):
             if (i, rule.outcome) in seen:
                 continue
@@ -78,6 +80,14 @@ def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
             if groups is not None and not any(tail.find(u) for u in rule.unless):
                 seen.add((i, rule.outcome))
                 hits.append(_Hit(i, rule, tuple(sorted(groups.items()))))
+    exact_lines = {h.index for h in hits if h.rule.tier == "exact"}
+    exact_ids = {h.rule.id for h in hits if h.rule.tier == "exact"}
+    hits = [
+        h
+        for h in hits
+        if h.rule.tier == "exact"
+        or (h.index not in exact_lines and not exact_ids.intersection(h.rule.covers))
+    ]
     hits.sort(key=lambda h: h.index)
     return hits
 
@@ -207,12 +217,8 @@ def _outcome(
         fields["phase_hint"] = phase_hint
     if kind == "invalid_argument" and "message" not in fields:
         fields.update(_validation_details(tail, hit.index))
-    if kind in ("model_not_found", "gated_model", "revision_not_found"):
-        fields.setdefault("model", facts.model)
-    if kind in ("no_kv_cache_memory", "auto_fit_failed"):
-        fields.setdefault("available_gib", facts.available_kv_cache_gib)
-    if kind == "booted":
-        fields.setdefault("port", facts.port)
+    for name, fact in outcomes.OUTCOME_TYPES[kind].CONTEXT:
+        fields.setdefault(name, getattr(facts, fact))
     allowed = outcomes.field_names(kind)
     fields = {k: v for k, v in fields.items() if k in allowed}
     ev = tuple(Evidence(line=i + 1, text=tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE])
@@ -266,11 +272,11 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
 # --- root cause -----------------------------------------------------------------
 
 
-def _rank(outcome: _Outcome) -> int:
+def _rank(outcome: _Outcome) -> tuple[bool, bool, int]:
     rule = BY_ID.get(outcome.rule_id or "")
-    if rule is not None and rule.rank is not None:
-        return rule.rank
-    return outcome.RANK
+    if rule is not None:
+        return rule.precedence
+    return (True, True, outcome.RANK)
 
 
 def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
@@ -339,8 +345,8 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
     # Every part is already a validated model: construct without validating again.
     remediation = rule.remediation if rule else (_GENERIC_REMEDY if primary.is_failure else "")
     return Diagnosis.model_construct(
-        primary=cast(Outcome, primary),
-        matches=tuple(cast(list[Outcome], found)),
+        primary=primary,
+        matches=tuple(found),
         vllm_version=str(version) if version else None,
         version_source=detected.source if detected else None,
         phase=tl.last_phase,
@@ -348,6 +354,8 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
         lines_examined=len(tail),
         version_out_of_range=out_of_range,
         remediation=remediation,
+        match=rule.tier if rule else None,
+        repairs=(),
     )
 
 

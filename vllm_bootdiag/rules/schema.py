@@ -16,7 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .. import outcomes, versions
 
-Status = Literal["active", "retired"]
+Status = Literal["preview", "active", "retired"]
+"""Lifecycle, as ruff keeps it: `preview` (no real log shows it yet: it matches, but
+is not promoted until a corpus log does), `active`, `retired` (kept for its id and
+history, never matched)."""
+
+Tier = Literal["exact", "tolerant"]
+"""`exact`: one wording in one range, every number read. `tolerant`: the message's
+core, for cut, wrapped or reworded text; it never beats an exact match."""
+
+Role = Literal["cause", "echo"]
+"""`cause`: the line says what went wrong. `echo`: a line that repeats or points at a
+cause printed above it (`See root cause above.`); it ranks below every cause and
+never stands in for one."""
 
 PrintedBy = Literal[
     "vllm", "pytorch", "huggingface_hub", "transformers", "uvicorn", "argparse", "pydantic", "os"
@@ -48,6 +60,11 @@ class Rule(BaseModel):
     remediation: str
     references: tuple[str, ...] = ()
     status: Status = "active"
+    tier: Tier = "exact"
+    covers: tuple[str, ...] = ()
+    """Ids of the exact rules a tolerant rule backs up: when one of them matched, this
+    rule's match is dropped."""
+    role: Role = "cause"
     printed_by: PrintedBy = "vllm"
     source_pattern: str | None = None
     """A regex for vLLM's own format string of this wording (f-string fields rendered
@@ -81,6 +98,8 @@ class Rule(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Rule:
+        if self.covers and self.tier != "tolerant":
+            raise ValueError(f"{self.id}: only a tolerant rule covers exact siblings")
         fields = outcomes.field_names(self.outcome)
         for p in self.patterns:
             try:
@@ -118,5 +137,12 @@ class Rule(BaseModel):
         return None
 
     def applies_to(self, version: Version | None) -> bool:
-        """Active and within range (an unknown version is in every range)."""
-        return self.status == "active" and versions.in_range(version, self.vllm)
+        """Not retired, and within range (an unknown version is in every range)."""
+        return self.status != "retired" and versions.in_range(version, self.vllm)
+
+    @property
+    def precedence(self) -> tuple[bool, bool, int]:
+        """Root-cause order of this rule's outcomes: a cause beats an echo, an exact
+        match beats a tolerant one, then the rank (the rule's, else its kind's)."""
+        rank = self.rank if self.rank is not None else outcomes.OUTCOME_TYPES[self.outcome].RANK
+        return (self.role == "cause", self.tier == "exact", rank)

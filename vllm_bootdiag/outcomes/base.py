@@ -1,0 +1,153 @@
+"""The base every outcome model shares: category, retry and plan policy, evidence.
+
+A concrete outcome (a subclass with a `kind` literal) registers itself when its
+class is created, so the list of kinds is written once: by defining the class.
+The union, `OUTCOME_TYPES`, `field_names` and `build` are derived from that
+registry in `outcomes/__init__.py`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+import regex
+from pydantic import BaseModel, BeforeValidator, ConfigDict, computed_field, model_validator
+
+
+class Category(str, enum.Enum):
+    """Who can fix it: memory sizing, the config, access to the model, the machine."""
+
+    MEMORY = "memory"
+    CONFIG = "config"
+    ACCESS = "access"
+    ENVIRONMENT = "environment"
+    LIFECYCLE = "lifecycle"
+    UNKNOWN = "unknown"
+
+
+Plan = Literal["memory", "give_up", "restart_once"]
+"""What the planner does with a kind it has no handler for: `memory` (a memory
+handler exists), `give_up` (give up with the rule's remediation as advice),
+`restart_once` (one plain relaunch on the same config)."""
+
+_UNITS = {"b": 1 / 2**30, "bytes": 1 / 2**30, "kib": 1 / 2**20, "mib": 1 / 2**10, "gib": 1.0}
+_SIZE = regex.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def _to_gib(value: Any) -> Any:
+    """'3.0', '966.00 MiB', '2.5 GiB', 12 -> GiB as a float; other input is left to pydantic."""
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m:
+            unit = m[2].lower() or "gib"
+            if unit in _UNITS:
+                return round(float(m[1]) * _UNITS[unit], 6)
+    return value
+
+
+def _to_int(value: Any) -> Any:
+    """'1,135,957' -> 1135957 (vLLM formats token counts with commas)."""
+    if isinstance(value, str):
+        return value.replace(",", "").replace("_", "").strip()
+    return value
+
+
+def _to_names(value: Any) -> Any:
+    """ "['A', 'B']" or 'A, B' -> ('A', 'B')."""
+    if isinstance(value, str):
+        return tuple(regex.findall(r"[A-Za-z_][\w.]*", value))
+    return value
+
+
+GiB = Annotated[float, BeforeValidator(_to_gib)]
+Count = Annotated[int, BeforeValidator(_to_int)]
+Names = Annotated[tuple[str, ...], BeforeValidator(_to_names)]
+
+
+class Evidence(BaseModel):
+    """A line that supports an outcome (1-based, in the original input's numbering)."""
+
+    model_config = ConfigDict(frozen=True)
+    line: int
+    text: str
+
+
+REGISTRY: dict[str, type[_Outcome]] = {}
+"""kind -> model class, in definition order (filled as outcome modules are imported)."""
+
+_COMPUTED = ("category", "retry_same_config_can_succeed")
+
+
+class _Outcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    CATEGORY: ClassVar[Category] = Category.UNKNOWN
+    RETRYABLE: ClassVar[bool] = False
+    RANK: ClassVar[int] = 50
+    """Root-cause precedence: a cause (50) beats an echo of it (10)."""
+    PLAN: ClassVar[Plan] = "give_up"
+    """The planner's fallback for a kind without a handler of its own."""
+    CONTEXT: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(outcome field, `BootFacts` field) pairs: the boot's fact fills the field when
+    the rule's line lacks it (a model name printed at the start, the port bound)."""
+
+    if TYPE_CHECKING:
+        kind: str
+
+    rule_id: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        field = cls.model_fields.get("kind")
+        if field is None or not isinstance(field.default, str):
+            return
+        kind = field.default
+        if kind in REGISTRY and REGISTRY[kind] is not cls:
+            raise TypeError(f"outcome kind {kind!r} is defined twice")
+        REGISTRY[kind] = cls
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        """Accept our own JSON back: category and retryability are derived, not input."""
+        if isinstance(data, dict) and any(k in data for k in _COMPUTED):
+            data = {k: v for k, v in data.items() if k not in _COMPUTED}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def category(self) -> Category:
+        return self.CATEGORY
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def retry_same_config_can_succeed(self) -> bool:
+        return self.RETRYABLE
+
+    @property
+    def is_failure(self) -> bool:
+        return True
+
+    def summary(self) -> str:
+        """One line for humans: the kind and its numbers."""
+        numbers = {
+            k: v
+            for k, v in self.model_dump(exclude={"kind", "rule_id", "evidence"}).items()
+            if v is not None and k not in _COMPUTED
+        }
+        kind: str = getattr(self, "kind", "")
+        if not numbers:
+            return kind
+        return kind + ": " + ", ".join(f"{k}={_show(v)}" for k, v in numbers.items())
+
+
+OutcomeBase = _Outcome
+"""The public name of the base class (for type annotations and isinstance)."""
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(x) for x in value)
+    return str(value)

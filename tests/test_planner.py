@@ -51,40 +51,59 @@ def _give_up(result: Relaunch | GiveUp) -> GiveUp:
 # --- KV-cache shortfall: the three steps, in order ------------------------------------
 
 
-def test_small_gap_lowers_max_num_seqs_to_concurrency_and_keeps_graphs() -> None:
+def test_small_gap_lowers_max_num_seqs_alone_where_its_conservative_share_covers_it() -> None:
+    # 1.2 GiB of graphs, largest capture 512 -> 64: scaling says 1.05 GiB, counted as half
+    # of the figure (0.6 GiB), which covers a 0.5 GiB gap: fewer seqs alone, graphs kept.
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    o = d.primary.model_copy(update={"available_gib": 15.5})
+    r = _relaunch(plan(d.model_copy(update={"primary": o}), BASE, Policy(max_concurrency=30)))
     assert r.step == "lower_max_num_seqs"
     assert r.config.max_num_seqs == 32
     assert r.config.enforce_eager is None
-    # 1.2 GiB of graphs, largest capture size 512 -> 64: about 1.05 GiB, over the 0.8 gap.
-    assert r.expected_to_free_gib == pytest.approx(1.05, abs=0.01)
-    assert r.estimate.startswith("guess")
+    assert r.expected_to_free_gib == pytest.approx(0.6, abs=0.001)
+    assert r.estimate.startswith("guess") and "scaling says 1.05" in r.estimate
     assert r.degradations == ()
     assert [(c.field, c.old, c.new) for c in r.changes] == [("max_num_seqs", None, 32)]
     assert r.attempt == 2
 
 
-def test_small_gap_without_known_concurrency_goes_eager_with_its_cost_stated() -> None:
+def test_small_gap_fewer_seqs_is_combined_with_a_small_cut_not_eager() -> None:
+    # The 0.8 GiB gap is over the 0.6 GiB counted for fewer seqs; vLLM's estimate is a 5%
+    # cut, within the policy's 10% preferred over eager: both in one relaunch.
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
+    assert r.config.max_num_seqs == 32 and r.config.enforce_eager is None
+    assert r.config.max_model_len == 123904  # 124518 rounded down to a multiple of 1024
+    assert [g.kind for g in r.degradations] == ["shorter_context"]
+    assert "above the 30 requests the worker runs" in r.reason
+
+
+def test_small_gap_without_known_concurrency_still_lowers_seqs_to_the_fallback() -> None:
     d = classify(_log("kv_shortfall__small-gap.log"))
     r = _relaunch(plan(d, BASE, Policy()))
-    assert r.step == "enforce_eager"
-    assert r.config.enforce_eager is True
-    assert r.expected_to_free_gib == 1.2
-    assert [g.kind for g in r.degradations] == ["eager_mode"]
-    assert "1.5-2x lower throughput" in r.degradations[0].message
+    assert r.config.max_num_seqs == 64  # FALLBACK_MAX_NUM_SEQS
+    assert r.config.enforce_eager is None
+    assert "set MAX_CONCURRENCY" in r.reason
+    assert [g.kind for g in r.degradations] == ["shorter_context", "lower_concurrency"]
+    # A cut above the policy's preference: eager (it covers the gap) comes first, seqs too.
+    r2 = _relaunch(plan(d, BASE, Policy(max_context_cut_before_eager=0.01)))
+    assert r2.step == "lower_max_num_seqs+enforce_eager"
+    assert r2.config.enforce_eager is True and r2.config.max_num_seqs == 64
+    assert r2.expected_to_free_gib == 1.2
+    assert "1.5-2x lower throughput" in r2.degradations[0].message
 
 
 def test_small_gap_without_eager_lowers_context_to_vllm_estimate_rounded() -> None:
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, BASE, Policy(allow_eager=False)))
+    r = _relaunch(plan(d, BASE, Policy(allow_eager=False, max_concurrency=256)))
     assert r.step == "lower_max_model_len"
     assert r.config.max_model_len == 123904  # 124518 rounded down to a multiple of 1024
     assert [g.kind for g in r.degradations] == ["shorter_context"]
     assert "123904" in r.degradations[0].message and "131072" in r.degradations[0].message
 
 
-def test_second_shortfall_after_lower_seqs_goes_eager_and_keeps_history() -> None:
+def test_second_shortfall_after_lower_seqs_prefers_a_tiny_cut_to_eager() -> None:
     first = BASE
     second = BASE.model_copy(update={"max_num_seqs": 32})
     history = [
@@ -95,19 +114,26 @@ def test_second_shortfall_after_lower_seqs_goes_eager_and_keeps_history() -> Non
     ]
     d = classify(_log("kv_shortfall__tiny-gap-after-seqs.log"))
     r = _relaunch(plan(d, second, Policy(max_concurrency=30), history))
-    assert r.step == "enforce_eager"
-    assert r.config.max_num_seqs == 32 and r.config.enforce_eager is True
+    # a 0.6% cut (130252 of vLLM's estimate) costs less than eager's throughput
+    assert r.step == "lower_max_model_len"
+    assert r.config.max_num_seqs == 32 and r.config.enforce_eager is None
+    assert r.config.max_model_len == 130048
     assert r.attempt == 3
-    assert [g.kind for g in r.degradations] == ["eager_mode"]
+    assert [g.kind for g in r.degradations] == ["shorter_context"]
+    r2 = _relaunch(
+        plan(d, second, Policy(max_concurrency=30, max_context_cut_before_eager=0), history)
+    )
+    assert r2.step == "enforce_eager" and r2.config.enforce_eager is True
 
 
 def test_big_gap_skips_steps_that_cannot_cover_it() -> None:
     # gap 3.5 GiB; graphs hold 1.2 GiB: neither fewer seqs nor eager can cover it.
     d = classify(_log("kv_shortfall__big-gap.log"))
     r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
-    assert r.step == "lower_max_model_len"
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
     assert r.config.max_model_len == 102400
-    assert r.config.max_num_seqs is None and r.config.enforce_eager is None
+    # fewer seqs goes along: it costs nothing and its saving is slack, not spent on context
+    assert r.config.max_num_seqs == 32 and r.config.enforce_eager is None
     assert r.expected_to_free_gib == pytest.approx(3.5, abs=0.01)
 
 
@@ -118,7 +144,7 @@ def test_estimate_is_not_a_fixed_point_second_shortfall_lowers_again() -> None:
         Attempt(config=shorter, outcome="kv_cache_shortfall", step="lower_max_model_len"),
     ]
     d = classify(_log("kv_shortfall__after-shorter-len.log"))
-    r = _relaunch(plan(d, shorter, Policy(), history))
+    r = _relaunch(plan(d, shorter, Policy(max_concurrency=256), history))
     assert r.step == "lower_max_model_len"
     assert r.config.max_model_len == 97280  # 97484 rounded down
     assert "asked for 131072" in r.degradations[0].message  # relative to the first launch
@@ -138,9 +164,14 @@ def test_negative_available_combines_eager_with_a_shorter_context() -> None:
     d = classify(_log("kv_shortfall__negative-available.log"))
     r = _relaunch(plan(d, cfg, Policy()))
     # -0.5 GiB left with graphs; eager adds 2.5 GiB: 2.0 GiB holds half of 32768.
-    assert r.step == "enforce_eager_and_lower_max_model_len"
+    assert r.step == "lower_max_num_seqs+enforce_eager_and_lower_max_model_len"
+    assert r.config.max_num_seqs == 64
     assert r.config.enforce_eager is True and r.config.max_model_len == 16384
-    assert {g.kind for g in r.degradations} == {"eager_mode", "shorter_context"}
+    assert {g.kind for g in r.degradations} == {
+        "eager_mode",
+        "shorter_context",
+        "lower_concurrency",
+    }
 
 
 def test_negative_available_without_eager_gives_up_with_advice() -> None:
@@ -155,7 +186,8 @@ def test_fixed_kv_bytes_means_graph_steps_free_nothing_for_kv() -> None:
     cfg = BASE.model_copy(update={"kv_cache_memory_bytes": 16 * 2**30})
     d = classify(_log("kv_shortfall__small-gap.log"))
     r = _relaunch(plan(d, cfg, Policy(max_concurrency=30)))
-    assert r.step == "lower_max_model_len"
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
+    assert "no CUDA-graph memory reserved" not in r.estimate
 
 
 def test_no_graph_estimate_in_log_goes_straight_to_context() -> None:
@@ -169,8 +201,8 @@ def test_no_graph_estimate_in_log_goes_straight_to_context() -> None:
     d = classify(text)
     assert d.primary.kind == "kv_cache_shortfall"
     r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
-    assert r.step == "lower_max_model_len"
-    assert r.config.max_model_len == 44032
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
+    assert r.config.max_model_len == 44032 and r.config.max_num_seqs == 32
     # 0.13 defaults gpu_memory_utilization to 0.9, under the 0.95 cap: left unset.
     assert r.config.gpu_memory_utilization is None
 
@@ -191,15 +223,20 @@ def test_no_estimate_printed_uses_auto_where_the_version_has_it() -> None:
     no_numbers = outcomes.KvCacheShortfall()
     d2 = d.model_copy(update={"primary": no_numbers})
     r2 = _relaunch(plan(d2, BASE, Policy()))
-    assert r2.step == "auto_max_model_len" and r2.config.max_model_len == "auto"
+    assert r2.step == "lower_max_num_seqs+auto_max_model_len" and r2.config.max_model_len == "auto"
     d3 = d2.model_copy(update={"vllm_version": "0.13.0"})
     assert isinstance(plan(d3, BASE, Policy()), GiveUp)
 
 
-def test_gpu_memory_utilization_cap_applies_to_every_relaunch() -> None:
+def test_the_utilization_cap_never_lowers_what_was_asked() -> None:
+    # The cap bounds what a step raises to; 0.32's default 0.92 and an asked 0.97 stay.
     d = classify(_log("kv_shortfall__big-gap.log"))
     r = _relaunch(plan(d, BASE, Policy(max_gpu_memory_utilization=0.9)))
-    assert r.config.gpu_memory_utilization == 0.9  # 0.32 defaults to 0.92
+    assert r.config.gpu_memory_utilization is None
+    asked = BASE.model_copy(update={"gpu_memory_utilization": 0.97})
+    r2 = _relaunch(plan(d, asked, Policy()))
+    assert r2.config.gpu_memory_utilization == 0.97
+    assert "smaller_kv_cache" not in {g.kind for g in r2.degradations}
 
 
 @pytest.mark.parametrize(
@@ -218,8 +255,8 @@ def test_real_cpu_shortfalls_lower_context(log: str, length: int, expected: int)
     args = d.facts.non_default_args
     cfg = LaunchConfig.from_log_args(args) if args else LaunchConfig()
     r = _relaunch(plan(d, cfg, Policy(max_concurrency=8)))
-    assert r.step == "lower_max_model_len"
-    assert r.config.max_model_len == expected
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
+    assert r.config.max_model_len == expected and r.config.max_num_seqs == 8
     assert r.config.max_model_len < length
 
 
@@ -254,16 +291,23 @@ def test_graph_capture_oom_order_seqs_then_eager() -> None:
     assert g.cause == "cuda_graph_capture_oom"
 
 
-def test_graph_capture_oom_without_concurrency_halves_capture_size_once() -> None:
+def test_graph_capture_oom_without_concurrency_lowers_seqs_to_the_fallback_first() -> None:
     d = classify(CAPTURE_OOM)
-    r1 = _relaunch(plan(d, BASE, Policy()))
+    r0 = _relaunch(plan(d, BASE, Policy()))
+    assert r0.step == "lower_max_num_seqs" and r0.config.max_num_seqs == 64
+    assert [g.kind for g in r0.degradations] == ["lower_concurrency"]
+
+
+def test_graph_capture_oom_at_the_concurrency_halves_capture_size_once() -> None:
+    d = classify(CAPTURE_OOM)
+    r1 = _relaunch(plan(d, BASE, Policy(max_concurrency=256)))
     assert r1.step == "smaller_capture_sizes"
     assert r1.config.max_cudagraph_capture_size == 256
     assert r1.degradations == ()  # batches above 256 never run with max_num_seqs 256
     hist = [Attempt(config=BASE), Attempt(config=r1.config, step=r1.step)]
-    r2 = _relaunch(plan(d, r1.config, Policy(), hist))
+    r2 = _relaunch(plan(d, r1.config, Policy(max_concurrency=256), hist))
     assert r2.step == "enforce_eager"
-    g = _give_up(plan(d, r1.config, Policy(allow_eager=False), hist))
+    g = _give_up(plan(d, r1.config, Policy(max_concurrency=256, allow_eager=False), hist))
     assert any("gpu-memory-utilization" in a for a in g.advice)
 
 
@@ -279,13 +323,14 @@ def test_sampler_warmup_oom_lowers_seqs_then_batched_tokens() -> None:
     assert d.primary.kind == "profiling_oom"
     r1 = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
     assert r1.step == "lower_max_num_seqs"
-    r2 = _relaunch(plan(d, BASE, Policy()))
+    full = Policy(max_concurrency=256)
+    r2 = _relaunch(plan(d, BASE, full))
     assert r2.step == "lower_max_num_batched_tokens"
     assert r2.config.max_num_batched_tokens == 1024
     assert "default taken as 2048" in r2.reason
     assert [g.kind for g in r2.degradations] == ["lower_batched_tokens"]
     hist = [Attempt(config=BASE), Attempt(config=r2.config, step=r2.step)]
-    assert isinstance(plan(d, r2.config, Policy(), hist), GiveUp)
+    assert isinstance(plan(d, r2.config, full, hist), GiveUp)
 
 
 def test_explicit_batched_tokens_halve_down_to_max_num_seqs() -> None:
@@ -306,7 +351,7 @@ FREE_MEMORY = BANNER + (
 
 def test_insufficient_free_memory_lowers_utilization_once() -> None:
     d = classify(FREE_MEMORY)
-    r = _relaunch(plan(d, BASE, Policy()))
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=256)))
     assert r.step == "lower_gpu_memory_utilization"
     assert r.config.gpu_memory_utilization == 0.3  # 10.2/31.36 = 0.325, less a margin
     assert [g.kind for g in r.degradations] == ["smaller_kv_cache"]
@@ -471,8 +516,8 @@ def test_plan_command_prints_argv_and_env(capsys: pytest.CaptureFixture[str]) ->
         capsys, str(LOGS / "kv_shortfall__small-gap.log"), "--max-concurrency", "30"
     )
     assert code == 0
-    assert "relaunch (lower_max_num_seqs)" in out
-    assert f"argv: vllm serve {BASE.model} --max-model-len 131072 --max-num-seqs 32" in out
+    assert "relaunch (lower_max_num_seqs+lower_max_model_len)" in out
+    assert f"argv: vllm serve {BASE.model} --max-model-len 123904 --max-num-seqs 32" in out
     assert "MAX_NUM_SEQS=32" in out
 
 
@@ -480,7 +525,9 @@ def test_plan_command_json_with_args_and_env_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     env_file = tmp_path / "worker.env"
-    env_file.write_text("# worker\nexport GPU_MEMORY_UTILIZATION=0.9\nKV_CACHE_DTYPE='auto'\n")
+    env_file.write_text(
+        "# worker\nexport GPU_MEMORY_UTILIZATION=0.9\nKV_CACHE_DTYPE='auto'\nMAX_CONCURRENCY=30\n"
+    )
     code, out, _ = _plan_cli(
         capsys,
         str(LOGS / "kv_shortfall__big-gap.log"),
@@ -492,7 +539,7 @@ def test_plan_command_json_with_args_and_env_file(
     )
     assert code == 0
     data = json.loads(out)
-    assert data["kind"] == "relaunch" and data["step"] == "lower_max_model_len"
+    assert data["kind"] == "relaunch" and data["step"] == "lower_max_num_seqs+lower_max_model_len"
     assert data["argv"] == [
         "vllm",
         "serve",
@@ -501,6 +548,8 @@ def test_plan_command_json_with_args_and_env_file(
         "102400",
         "--gpu-memory-utilization",
         "0.9",
+        "--max-num-seqs",
+        "32",
         "--kv-cache-dtype",
         "auto",
         "--trust-remote-code",
@@ -551,7 +600,7 @@ def test_real_sampler_oom_lowers_max_num_seqs_even_in_eager_mode() -> None:
     r = _relaunch(plan(d, cfg, Policy(max_concurrency=16)))
     assert r.step == "lower_max_num_seqs" and r.config.max_num_seqs == 16
     assert "still warms the sampler up" in r.reason
-    r2 = _relaunch(plan(d, cfg, Policy()))
+    r2 = _relaunch(plan(d, cfg, Policy(max_concurrency=256)))
     assert r2.step == "lower_max_num_batched_tokens"
 
 
@@ -597,8 +646,10 @@ def test_printed_largest_capture_size_sizes_the_max_num_seqs_step() -> None:
     assert isinstance(with_printed, Relaunch) and isinstance(guessed, Relaunch)
     assert with_printed.step == guessed.step == "lower_max_num_seqs"
     assert with_printed.config.max_num_seqs == 8
-    assert with_printed.expected_to_free_gib == 0.875  # 1.0 GiB x (1 - 16/128)
-    assert guessed.expected_to_free_gib == 0.969  # 1.0 GiB x (1 - 16/512), the default guess
+    # Counted: half the figure at most; the scaled figure is stated beside it.
+    assert with_printed.expected_to_free_gib == guessed.expected_to_free_gib == 0.5
+    assert "scaling says 0.875" in with_printed.estimate  # 1.0 GiB x (1 - 16/128)
+    assert "scaling says 0.969" in guessed.estimate  # 1.0 GiB x (1 - 16/512), the default
     assert "as printed" in with_printed.estimate and "as printed" not in guessed.estimate
 
 
@@ -609,12 +660,32 @@ def test_a_killed_engine_says_so_and_gives_up_after_one_restart() -> None:
 
     from vllm_bootdiag import Attempt, GiveUp, LaunchConfig, Relaunch, classify_file, plan
 
-    log = Path(__file__).resolve().parent.parent / "corpus/0.17.0/engine_died__kvspace-over-ram__cpu.log"
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus/0.17.0/engine_died__kvspace-over-ram__cpu.log"
+    )
     d = classify_file(log)
     config = LaunchConfig.from_argv(["vllm", "serve", "m", "--enforce-eager"])
     first = plan(d, config)
     assert isinstance(first, Relaunch) and first.step == "restart"
     assert "killed by signal 9" in first.reason and "OOM killer" in first.reason
-    history = [Attempt(config=config, outcome="engine_died"), Attempt(config=config, outcome="engine_died")]
+    history = [
+        Attempt(config=config, outcome="engine_died"),
+        Attempt(config=config, outcome="engine_died"),
+    ]
     second = plan(d, config, history=history)
     assert isinstance(second, GiveUp) and "more memory" in second.reason
+
+
+def test_an_exact_fit_above_the_floor_survives_the_rounding() -> None:
+    # 1500 tokens fit; rounding to 1024 would fall under the accepted 1200: keep 1488.
+    d = classify(BANNER + "x\n").model_copy(
+        update={
+            "primary": outcomes.KvCacheShortfall(
+                max_model_len=4096, needed_gib=4.0, available_gib=1.46, estimated_max_model_len=1500
+            ),
+        }
+    )
+    cfg = BASE.model_copy(update={"max_model_len": 4096, "max_num_seqs": 8})
+    r = _relaunch(plan(d, cfg, Policy(min_max_model_len=1200, allow_eager=False)))
+    assert r.step == "lower_max_model_len" and r.config.max_model_len == 1488

@@ -88,7 +88,9 @@ def _run(fake: Fake, argv: list[str], policy: Policy, **kw: Any) -> tuple[RunSum
     return sup.run(), sup
 
 
-def test_relaunch_order_seqs_then_eager_then_booted(tmp_path: Path, fake_env: None) -> None:
+def test_relaunch_order_seqs_and_eager_then_context_then_booted(
+    tmp_path: Path, fake_env: None
+) -> None:
     fake = Fake(
         tmp_path,
         [
@@ -97,11 +99,17 @@ def test_relaunch_order_seqs_then_eager_then_booted(tmp_path: Path, fake_env: No
             {"log": "booted__eager.log", "serve": True},
         ],
     )
-    summary, sup = _run(fake, fake.argv("--max-model-len", "131072"), Policy(max_concurrency=30))
+    # No context cut preferred over eager: fewer seqs goes with eager, then a cut.
+    policy = Policy(max_concurrency=30, max_context_cut_before_eager=0)
+    summary, sup = _run(fake, fake.argv("--max-model-len", "131072"), policy)
     try:
         assert summary.result == "booted" and summary.health_confirmed
         assert health_ok(fake.port)
-        assert [a.step for a in summary.attempts] == [None, "lower_max_num_seqs", "enforce_eager"]
+        assert [a.step for a in summary.attempts] == [
+            None,
+            "lower_max_num_seqs+enforce_eager",
+            "lower_max_model_len",
+        ]
         assert [a.outcome for a in summary.attempts] == [
             "kv_cache_shortfall",
             "kv_cache_shortfall",
@@ -117,9 +125,10 @@ def test_relaunch_order_seqs_then_eager_then_booted(tmp_path: Path, fake_env: No
             "--port",
             str(fake.port),
         ]
-        assert "--max-num-seqs" in launched[1] and "--enforce-eager" not in launched[1]
+        assert "--max-num-seqs" in launched[1] and launched[1][-1] == "--enforce-eager"
         assert launched[2][-1] == "--enforce-eager" and "32" in launched[2]
-        assert [d.kind for d in summary.degradations] == ["eager_mode"]
+        assert "130048" in launched[2]
+        assert [d.kind for d in summary.degradations] == ["eager_mode", "shorter_context"]
         assert list(summary.final_argv[1:]) == launched[2]
         line = json.loads(summary.json_line())
         assert line["kind"] == "run_summary" and len(line["attempts"]) == 3
@@ -149,10 +158,11 @@ def test_context_lowered_twice_from_each_new_estimate(tmp_path: Path, fake_env: 
 
 def test_budget_in_attempts_is_never_exceeded(tmp_path: Path, fake_env: None) -> None:
     fake = Fake(tmp_path, [{"log": "kv_shortfall__small-gap.log", "exit": 1}])
-    summary, _ = _run(fake, fake.argv(), Policy(max_concurrency=30, max_attempts=2))
+    policy = Policy(max_concurrency=30, max_attempts=2, max_context_cut_before_eager=0)
+    summary, _ = _run(fake, fake.argv(), policy)
     assert summary.result == "gave_up"
     assert summary.give_up is not None and summary.give_up.cause == "budget"
-    assert "enforce_eager" in summary.give_up.advice[0]  # what it would have tried next
+    assert "lower_max_model_len" in summary.give_up.advice[0]  # what it would have tried next
     assert len(fake.launches()) == 2 == len(summary.attempts)
 
 
@@ -268,11 +278,32 @@ def test_cli_run_relaunches_until_booted_and_prints_one_summary(tmp_path: Path) 
     assert proc.returncode == 0, err
     summary = _summary_line(out)
     assert summary["result"] == "booted"
-    assert [a.get("step") for a in summary["attempts"]] == [None, "lower_max_num_seqs"]
+    step = "lower_max_num_seqs+lower_max_model_len"
+    assert [a.get("step") for a in summary["attempts"]] == [None, step]
     assert "To serve at least one request" in out  # the child's output is echoed
-    assert "relaunching (lower_max_num_seqs)" in out
+    assert f"relaunching ({step})" in out
     assert "vllm-bootdiag: booted after 2 launch(es)" in err
     assert not health_ok(fake.port)
+
+
+def test_cli_run_reads_the_workers_max_concurrency_from_its_environment(
+    tmp_path: Path,
+) -> None:
+    fake = Fake(
+        tmp_path,
+        [
+            {"log": "kv_shortfall__small-gap.log", "exit": 1},
+            {"log": "booted__eager.log", "serve": True},
+        ],
+    )
+    fake.env["MAX_CONCURRENCY"] = "16"
+    fake.env["VLLM_BOOTDIAG_MAX_ATTEMPTS"] = "2"
+    proc = _cli(fake, "run", "--stop-after-boot", "--", *fake.argv())
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    summary = _summary_line(out)
+    assert summary["final_config"]["max_num_seqs"] == 16
+    assert "above the 16 requests the worker runs" in out
 
 
 def test_cli_run_exits_1_on_give_up_with_advice(tmp_path: Path) -> None:
@@ -371,6 +402,7 @@ def test_module_level_run_for_a_workers_main(
     summary = supervisor.run(fake.argv(), Policy(), echo=echo, stop_after_boot=True)
     assert summary.booted
     assert summary.final_config is not None and summary.final_config.max_model_len == 102400
-    assert "relaunching (lower_max_model_len)" in echo.getvalue()
+    assert summary.final_config.max_num_seqs == 64  # the fallback: no concurrency given
+    assert "relaunching (lower_max_num_seqs+lower_max_model_len)" in echo.getvalue()
     assert not health_ok(fake.port)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored

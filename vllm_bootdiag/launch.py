@@ -66,7 +66,8 @@ _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 _FALSE = frozenset({"0", "false", "no", "off", "n", "f", ""})
 
 
-def _parse_bool(text: str, name: str) -> bool:
+def parse_bool(text: str, name: str) -> bool:
+    """A boolean the way workers write one: 1/0, true/false, yes/no, on/off."""
     value = text.strip().lower()
     if value in _TRUE:
         return True
@@ -124,7 +125,7 @@ def _convert(field: str, text: str) -> Any:
     if field == "gpu_memory_utilization":
         return _parse_float(text, field)
     if field == "enforce_eager":
-        return _parse_bool(text, field)
+        return parse_bool(text, field)
     if field == "cudagraph_capture_sizes":
         return _parse_sizes(text, field)
     if field in ("model", "kv_cache_dtype"):
@@ -208,7 +209,7 @@ class LaunchConfig(BaseModel):
             if flag in ("--enforce-eager", "--no-enforce-eager"):
                 value = flag == "--enforce-eager"
                 if eq:
-                    value = _parse_bool(inline, "enforce_eager") == value
+                    value = parse_bool(inline, "enforce_eager") == value
                 fields["enforce_eager"] = value
                 continue
             takes_value = flag in _FLAG_TO_FIELD or flag in _COMPILATION_FLAGS

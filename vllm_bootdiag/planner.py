@@ -18,16 +18,16 @@ relaunch needs strictly less memory, and every value is one vLLM accepts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from packaging.version import Version
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import outcomes, versions
 from .diagnosis import Diagnosis
-from .launch import LaunchConfig
+from .launch import LaunchConfig, LaunchConfigError, parse_bool, parse_int
 
 DEFAULT_MAX_NUM_SEQS = 256
 """vLLM's default on most GPUs (1024 on >=70 GiB cards in newer releases; both
@@ -46,6 +46,31 @@ EAGER_MESSAGE = (
 )
 
 
+class PolicyError(ValueError):
+    """A policy value from the environment that is not one (one line, for the user)."""
+
+
+POLICY_ENV_NAMES: dict[str, str] = {
+    "max_concurrency": "MAX_CONCURRENCY",
+    "max_attempts": "VLLM_BOOTDIAG_MAX_ATTEMPTS",
+    "max_boot_seconds": "VLLM_BOOTDIAG_MAX_BOOT_SECONDS",
+    "min_max_model_len": "VLLM_BOOTDIAG_MIN_MAX_MODEL_LEN",
+    "allow_eager": "VLLM_BOOTDIAG_ALLOW_EAGER",
+    "max_gpu_memory_utilization": "VLLM_BOOTDIAG_MAX_GPU_MEMORY_UTILIZATION",
+    "fallback_max_num_seqs": "VLLM_BOOTDIAG_FALLBACK_MAX_NUM_SEQS",
+    "max_context_cut_before_eager": "VLLM_BOOTDIAG_MAX_CONTEXT_CUT_BEFORE_EAGER",
+}
+"""Policy field -> the environment variable `Policy.from_env` reads it from.
+`MAX_CONCURRENCY` is the name serving workers already set for their request
+concurrency; the rest are ours, prefixed so they cannot collide."""
+
+FALLBACK_MAX_NUM_SEQS = 64
+"""max_num_seqs a relaunch lowers to when the worker's concurrency is unknown:
+below vLLM's 256 (graphs captured up to 128 instead of 512, a smaller sampler
+warm-up) yet above what most single-card workers run at once. The relaunch
+states it as a `lower_concurrency` degradation; set MAX_CONCURRENCY instead."""
+
+
 class Policy(BaseModel):
     """What the worker accepts: its real concurrency, the budget, the floor on context."""
 
@@ -54,12 +79,70 @@ class Policy(BaseModel):
     """Requests the worker really runs at once; max_num_seqs above it buys nothing."""
     max_attempts: int = Field(default=4, ge=1)
     """Launches in total, the first one included."""
-    max_boot_seconds: float | None = Field(default=3600.0, gt=0)
+    max_boot_seconds: float | None = Field(default=3600.0, gt=0, allow_inf_nan=False)
     """Seconds of booting in total, across attempts (None: no limit)."""
     min_max_model_len: int = Field(default=1024, ge=1)
     """The shortest context the operator accepts."""
     allow_eager: bool = True
-    max_gpu_memory_utilization: float = Field(default=0.95, gt=0, le=1)
+    max_gpu_memory_utilization: float = Field(default=0.95, gt=0, le=1, allow_inf_nan=False)
+    """The highest gpu_memory_utilization a step may raise to; an asked value above
+    it is kept as asked (never lowered except by a step that says so)."""
+    fallback_max_num_seqs: int = Field(default=FALLBACK_MAX_NUM_SEQS, ge=1)
+    """max_num_seqs to lower to when max_concurrency is unknown (see FALLBACK_MAX_NUM_SEQS)."""
+    max_context_cut_before_eager: float = Field(default=0.1, ge=0, le=1, allow_inf_nan=False)
+    """A context cut up to this fraction of the asked length is preferred over eager
+    mode (which costs up to 2x throughput on small models)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], **overrides: Any) -> Policy:
+        """The policy a worker's environment describes (POLICY_ENV_NAMES); empty
+        values count as unset, `overrides` (e.g. CLI flags) win. Raises PolicyError
+        with one line naming the variable for a value that is not valid."""
+        fields: dict[str, Any] = {}
+        source: dict[str, str] = {}
+        for field, name in POLICY_ENV_NAMES.items():
+            text = env.get(name)
+            if text is None or text.strip() == "":
+                continue
+            fields[field] = _policy_value(field, name, text.strip())
+            source[field] = name
+        for field, value in overrides.items():
+            if value is not None:
+                fields[field] = value
+                source.pop(field, None)
+        try:
+            return cls.model_validate(fields)
+        except ValidationError as e:
+            first = e.errors()[0]
+            field = ".".join(str(x) for x in first["loc"])
+            raise PolicyError(f"{source.get(field, field)}: {first['msg']}") from None
+
+
+def _policy_value(field: str, name: str, text: str) -> Any:
+    """One env string -> the Policy field's value (`none` lifts the seconds budget)."""
+    if len(text) > 64:
+        raise PolicyError(f"{name}: value too long")
+    try:
+        if field == "allow_eager":
+            return parse_bool(text, name)
+        if field == "max_boot_seconds" and text.lower() in ("none", "unlimited"):
+            return None
+        if field in (
+            "max_boot_seconds",
+            "max_gpu_memory_utilization",
+            "max_context_cut_before_eager",
+        ):
+            value = float(text)
+            if not math.isfinite(value):
+                raise PolicyError(f"{name}: not a finite number: {text!r}")
+            return value
+        return parse_int(text, name)
+    except PolicyError:
+        raise
+    except LaunchConfigError as e:
+        raise PolicyError(str(e)) from None
+    except ValueError:
+        raise PolicyError(f"{name}: not a number: {text!r}") from None
 
 
 DegradationKind = Literal[
@@ -342,7 +425,8 @@ class _Ctx:
         return g if g is not None and g > 0 else None
 
     def steps_taken(self) -> list[str]:
-        return [a.step for a in self.history if a.step]
+        """Every step run so far; a combined step (`a+b`) counts as each of its parts."""
+        return [part for a in self.history if a.step for part in a.step.split("+")]
 
 
 Handler = Callable[[_Ctx], Union[list[_Step], GiveUp]]  # noqa: UP007
@@ -395,41 +479,103 @@ def _give_up_memory(ctx: _Ctx, reason: str) -> GiveUp:
 # --- handlers ---------------------------------------------------------------------
 
 
-def _lower_seqs_step(
-    ctx: _Ctx, gap: float | None, why: str, for_graphs: bool = True
-) -> _Step | None:
-    """max_num_seqs down to the worker's concurrency: graphs kept, the pool shrinks
-    (and the sampler warm-up runs fewer dummy requests, eager or not)."""
+GRAPH_SHRINK_CREDIT = 0.5
+"""At most this share of the graph figure is counted as freed by fewer seqs: graph
+memory does not scale with the largest capture size (on a 70B, graphs at 32 seqs
+measured ~0.5x those at 256, where scaling says 0.125x)."""
+
+
+@dataclass(frozen=True)
+class _Seqs:
+    """max_num_seqs down to the worker's concurrency, and what that frees."""
+
+    current: int
+    target: int
+    known: bool
+    """The concurrency came from the policy (else the fallback is a guess)."""
+    frees: float | None
+    """The graph memory counted as freed (conservative), None without a graph figure."""
+    scaled: float | None
+    """The same figure scaled by the largest capture size (an upper guess)."""
+    basis: str
+
+    def why(self, conc: int | None) -> str:
+        if self.known:
+            return f"max_num_seqs {self.current} is above the {conc} requests the worker runs"
+        return (
+            f"max_num_seqs {self.current} -> {self.target}, the fallback for an unknown "
+            f"concurrency (set MAX_CONCURRENCY)"
+        )
+
+
+def _seqs_cut(ctx: _Ctx) -> _Seqs | None:
+    """The fewer-seqs change for this launch, or None when seqs is not above the target."""
     conc = ctx.policy.max_concurrency
+    target = seqs_for(conc) if conc is not None else ctx.policy.fallback_max_num_seqs
     cfg = ctx.config
-    if conc is None or (for_graphs and cfg.enforce_eager):
-        return None
-    target = seqs_for(conc)
     current = effective_max_num_seqs(cfg)
     if target >= current:
         return None
-    frees: float | None = None
-    estimate = "guess: the log printed no CUDA-graph memory figure"
     g = ctx.graph_gib
-    explicit = cfg.max_cudagraph_capture_size is not None or cfg.cudagraph_capture_sizes
-    if g is not None and not explicit:
-        printed = ctx.diagnosis.facts.cuda_graph_largest_capture
-        cap_old = printed or effective_capture_max(cfg)
-        cap_new = min(2 * target, MAX_CAPTURE_SIZE, cap_old)
-        frees = round(g * (1 - cap_new / cap_old), 3)
-        estimate = (
-            f"guess: the {g:g} GiB graph estimate scaled by the largest capture size "
-            f"({cap_old}{' as printed' if printed else ''} -> {cap_new})"
+    explicit = cfg.max_cudagraph_capture_size is not None or bool(cfg.cudagraph_capture_sizes)
+    if g is None or explicit:
+        basis = (
+            "guess: the capture sizes are set explicitly, fewer seqs leaves them"
+            if g is not None
+            else "guess: no CUDA-graph memory reserved up front, so none is counted"
         )
-    if gap is not None and (frees is None or frees < gap):
+        return _Seqs(current, target, conc is not None, None, None, basis)
+    printed = ctx.diagnosis.facts.cuda_graph_largest_capture
+    cap_old = printed or effective_capture_max(cfg)
+    cap_new = min(2 * target, MAX_CAPTURE_SIZE, cap_old)
+    share = 1 - cap_new / cap_old
+    scaled = round(g * share, 3)
+    frees = round(g * min(share, GRAPH_SHRINK_CREDIT), 3)
+    basis = (
+        f"guess: of the {g:g} GiB graph figure, largest capture {cap_old}"
+        f"{' as printed' if printed else ''} -> {cap_new}, {frees:g} GiB is counted "
+        f"(scaling says {scaled:g}; graphs do not shrink in proportion); the sampler's "
+        f"per-sequence memory it also frees is not printed, so not counted"
+    )
+    return _Seqs(current, target, conc is not None, frees, scaled, basis)
+
+
+def _lower_seqs_step(
+    ctx: _Ctx, gap: float | None, why: str, for_graphs: bool = True
+) -> _Step | None:
+    """max_num_seqs down to the worker's concurrency alone: graphs kept, the pool shrinks
+    (and the sampler warm-up runs fewer dummy requests, eager or not). With a gap it is
+    proposed alone only where its conservative figure covers the gap; elsewhere plan()
+    adds it to whatever else the gap needs."""
+    cfg = ctx.config
+    s = _seqs_cut(ctx)
+    if s is None or (for_graphs and cfg.enforce_eager):
+        return None
+    if gap is not None and (s.frees is None or s.frees < gap):
         return None
     return _Step(
         "lower_max_num_seqs",
-        _update(cfg, max_num_seqs=target),
-        f"max_num_seqs {current} is above the {conc} requests the worker runs; "
-        f"{target} {'still ' if cfg.enforce_eager else 'keeps CUDA graphs and '}{why}",
-        frees,
-        estimate,
+        _update(cfg, max_num_seqs=s.target),
+        f"{s.why(ctx.policy.max_concurrency)}; {s.target} "
+        f"{'still ' if cfg.enforce_eager else 'keeps CUDA graphs and '}{why}",
+        s.frees,
+        s.basis,
+    )
+
+
+def _with_fewer_seqs(ctx: _Ctx, step: _Step) -> _Step:
+    """`step` with max_num_seqs at the concurrency too, where seqs is above it: fewer
+    seqs costs nothing the worker uses and frees memory (graphs, sampler warm-up)."""
+    s = _seqs_cut(ctx)
+    if s is None or effective_max_num_seqs(step.config) <= s.target:
+        return step
+    return _Step(
+        f"lower_max_num_seqs+{step.name}",
+        _update(step.config, max_num_seqs=s.target),
+        f"{step.reason}; and {s.why(ctx.policy.max_concurrency)}: {s.target} frees more "
+        f"(smaller graphs, a smaller sampler warm-up) at no cost",
+        step.frees_gib,
+        step.estimate,
     )
 
 
@@ -449,6 +595,15 @@ def _eager_step(ctx: _Ctx, gap: float | None) -> _Step | None:
     )
 
 
+def _fit_len(fit: int, length: int, block: int, floor: int) -> int:
+    """A fitting length rounded down to 1024 (or the block), below the asked one; an
+    exact fit above the floor is kept at the floor rather than lost to the rounding."""
+    new_len = min(_round_len(fit, block), _round_len(length - 1, block))
+    if new_len < floor <= min(fit, length - 1):
+        new_len = max(floor, min(fit, length - 1) // block * block)
+    return new_len
+
+
 def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
     o = ctx.diagnosis.primary
     assert isinstance(o, outcomes.KvCacheShortfall)
@@ -460,35 +615,36 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
     # Once the context was shortened, a new shortfall is the estimate's own error (it is
     # not a fixed point): lower again from the new estimate rather than turn graphs off.
     shortened = _len_key(cfg.max_model_len) < _len_key(ctx.original.max_model_len)
+    eager: _Step | None = None
     if gap is not None and not shortened:
         s1 = _lower_seqs_step(ctx, gap, f"frees enough for the {gap:g} GiB gap")
         if s1:
             steps.append(s1)
-        s2 = _eager_step(ctx, gap)
-        if s2:
-            steps.append(s2)
+        eager = _eager_step(ctx, gap)
     fit, source = _fitting_len(o, length, avail)
     block = cfg.block_size or DEFAULT_BLOCK_SIZE
     floor = ctx.policy.min_max_model_len
+    cut: _Step | None = None
+    later: list[_Step] = []
     if fit is not None and length is not None:
-        new_len = min(_round_len(fit, block), _round_len(length - 1, block))
+        # Sized from vLLM's own figures only: what fewer seqs (added by plan()) frees
+        # is a guess, left as slack rather than spent on context.
+        new_len = _fit_len(fit, length, block, floor)
         if new_len >= floor:
-            steps.append(
-                _Step(
-                    "lower_max_model_len",
-                    _update(cfg, max_model_len=new_len),
-                    f"about {fit} tokens fit in the KV cache ({source}); {new_len} is that "
-                    f"rounded down (asked for {length})",
-                    round(needed * (1 - new_len / length), 3) if needed else None,
-                    "KV memory scales with the context length",
-                )
+            cut = _Step(
+                "lower_max_model_len",
+                _update(cfg, max_model_len=new_len),
+                f"about {fit} tokens fit in the KV cache ({source}); {new_len} is that "
+                f"rounded down (asked for {length})",
+                round(needed * (1 - new_len / length), 3) if needed else None,
+                "KV memory scales with the context length",
             )
         elif ctx.policy.allow_eager and ctx.graph_gib is not None and needed and avail is not None:
             g = ctx.graph_gib
             fit2 = int(length * (avail + g) / needed)
-            len2 = min(_round_len(fit2, block), _round_len(length - 1, block))
+            len2 = _fit_len(fit2, length, block, floor)
             if len2 >= floor:
-                steps.append(
+                later.append(
                     _Step(
                         "enforce_eager_and_lower_max_model_len",
                         _update(cfg, enforce_eager=True, max_model_len=len2),
@@ -504,7 +660,7 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
         and cfg.max_model_len != "auto"
         and _ge(ctx.version, AUTO_MAX_MODEL_LEN_SINCE)
     ):
-        steps.append(
+        later.append(
             _Step(
                 "auto_max_model_len",
                 _update(cfg, max_model_len="auto"),
@@ -514,6 +670,16 @@ def _kv_shortfall(ctx: _Ctx) -> list[_Step] | GiveUp:
                 "unknown: vLLM sizes it at boot",
             )
         )
+    # A small context cut costs less than eager mode (up to 2x throughput): the policy
+    # says how small.
+    small_cut = (
+        cut is not None
+        and length is not None
+        and isinstance(cut.config.max_model_len, int)
+        and 1 - cut.config.max_model_len / length <= ctx.policy.max_context_cut_before_eager
+    )
+    ordered = [cut, eager] if small_cut else [eager, cut]
+    steps += [s for s in ordered if s is not None] + later
     if steps:
         return steps
     reason = "the KV cache cannot hold one request"
@@ -819,7 +985,11 @@ def _vet(ctx: _Ctx, step: _Step, tried: set[LaunchConfig]) -> LaunchConfig | Non
     """The step's config under the policy's gpu_memory_utilization cap, or None when it
     repeats a config, is not valid for vLLM, or does not lower memory."""
     cfg = step.config
-    cap = ctx.policy.max_gpu_memory_utilization
+    # A step may raise utilization up to the cap; an asked value above it stays as asked.
+    cap = max(
+        ctx.policy.max_gpu_memory_utilization,
+        effective_gpu_memory_utilization(ctx.config, ctx.version),
+    )
     if effective_gpu_memory_utilization(cfg, ctx.version) > cap:
         cfg = _update(cfg, gpu_memory_utilization=cap)
     if cfg.problems():
@@ -856,7 +1026,10 @@ def plan(
     if isinstance(result, GiveUp):
         return result
     tried = {a.config for a in hist}
+    memory = diagnosis.primary.category == outcomes.Category.MEMORY
     for step in result:
+        if memory:
+            step = _with_fewer_seqs(ctx, step)
         cfg = _vet(ctx, step, tried)
         if cfg is None:
             continue
@@ -876,12 +1049,9 @@ def plan(
         changes = tuple(
             Change(field=k, old=a, new=b) for k, (a, b) in cfg.changes_from(config).items()
         )
-        name = step.name
-        if name == "restart" and cfg != config:
-            name = "restart_under_utilization_cap"
         return Relaunch(
             config=cfg,
-            step=name,
+            step=step.name,
             reason=step.reason,
             expected_to_free_gib=step.frees_gib,
             estimate=step.estimate,

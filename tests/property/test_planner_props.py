@@ -140,8 +140,20 @@ def _check_relaunch(
     if policy.max_boot_seconds is not None:
         assert spent < policy.max_boot_seconds
     new = r.config
-    # values valid for vLLM, under the policy's cap
-    assert 0 < _util(new, d.vllm_version) <= policy.max_gpu_memory_utilization
+    # values valid for vLLM; utilization raised no higher than the policy's cap, and
+    # never lowered below what was asked except by a step that says so
+    util_old, util_new = _util(config, d.vllm_version), _util(new, d.vllm_version)
+    assert 0 < util_new <= max(policy.max_gpu_memory_utilization, util_old)
+    if "lower_gpu_memory_utilization" not in r.step.split("+"):
+        assert util_new >= util_old
+    # fewer seqs in every memory relaunch where seqs is above the target
+    target = (
+        max(8, math.ceil(policy.max_concurrency / 8) * 8)
+        if policy.max_concurrency is not None
+        else policy.fallback_max_num_seqs
+    )
+    if d.primary.category == outcomes.Category.MEMORY:
+        assert _seqs(new) <= target or _seqs(config) <= target
     assert new.problems() == []
     assert _seqs(new) >= 1
     if isinstance(new.max_model_len, int) and new.max_model_len != config.max_model_len:

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from ..engine import classify_file
 from ..launch import LaunchConfig, LaunchConfigError
 from ..logtail import LogReadError
-from ..planner import GiveUp, NothingToPlan, Policy, plan
+from ..planner import GiveUp, NothingToPlan, Policy, PolicyError, plan
 from ..supervisor import LaunchError, RunSummary, Supervisor
 
 
@@ -31,39 +30,42 @@ class _InputError(Exception):
 
 def _policy_args(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
-        "--max-concurrency", type=int, metavar="N", help="requests the worker really runs at once"
+        "--max-concurrency",
+        type=int,
+        metavar="N",
+        help="requests the worker really runs at once (default: $MAX_CONCURRENCY)",
     )
     sp.add_argument(
         "--min-max-model-len",
         type=int,
-        default=1024,
         metavar="TOKENS",
-        help="the shortest context to accept (default: %(default)s)",
+        help="the shortest context to accept (default: 1024)",
     )
-    sp.add_argument("--no-eager", action="store_true", help="never relaunch with --enforce-eager")
+    sp.add_argument(
+        "--no-eager", action="store_true", default=None, help="never relaunch with --enforce-eager"
+    )
     sp.add_argument(
         "--max-gpu-memory-utilization",
         type=float,
-        default=0.95,
         metavar="F",
-        help="cap on gpu_memory_utilization (default: %(default)s)",
+        help="the highest gpu_memory_utilization a step may raise to (default: 0.95)",
     )
     sp.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _policy(args: argparse.Namespace, **more: Any) -> Policy:
+def _policy(args: argparse.Namespace, env: Mapping[str, str], **more: Any) -> Policy:
+    """The worker's env policy (Policy.from_env), each flag given overriding it."""
     try:
-        return Policy(
+        return Policy.from_env(
+            env,
             max_concurrency=args.max_concurrency,
             min_max_model_len=args.min_max_model_len,
-            allow_eager=not args.no_eager,
+            allow_eager=False if args.no_eager else None,
             max_gpu_memory_utilization=args.max_gpu_memory_utilization,
             **more,
         )
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise _InputError(f"bad policy: {where}: {first['msg']}") from None
+    except PolicyError as e:
+        raise _InputError(f"bad policy: {e}") from None
 
 
 def register(subparsers: Any) -> None:
@@ -84,16 +86,15 @@ def register(subparsers: Any) -> None:
     r.add_argument(
         "--budget",
         type=int,
-        default=4,
         metavar="N",
-        help="launches in total, the first included (default: %(default)s)",
+        help="launches in total, the first included (default: $VLLM_BOOTDIAG_MAX_ATTEMPTS or 4)",
     )
     r.add_argument(
         "--budget-seconds",
         type=float,
-        default=3600.0,
         metavar="S",
-        help="boot seconds in total across launches (default: %(default)s)",
+        help="boot seconds in total across launches "
+        "(default: $VLLM_BOOTDIAG_MAX_BOOT_SECONDS or 3600)",
     )
     r.add_argument(
         "--boot-timeout",
@@ -151,7 +152,9 @@ def _merge(base: LaunchConfig, over: LaunchConfig, from_argv: bool) -> LaunchCon
     return base.model_copy(update=update)
 
 
-def _launch_config(args: argparse.Namespace, log_args: str | None) -> LaunchConfig:
+def _launch_config(
+    args: argparse.Namespace, log_args: str | None, env: Mapping[str, str]
+) -> LaunchConfig:
     """The launch that produced the log: the log's own non-default args, then the
     worker's env file, then --args, each overriding what it sets."""
     config = LaunchConfig()
@@ -159,7 +162,7 @@ def _launch_config(args: argparse.Namespace, log_args: str | None) -> LaunchConf
         if log_args:
             config = LaunchConfig.from_log_args(log_args)
         if args.env_file:
-            config = _merge(config, LaunchConfig.from_env(_read_env_file(args.env_file)), False)
+            config = _merge(config, LaunchConfig.from_env(env), False)
         if args.args:
             tokens = shlex.split(args.args)
             if not tokens or tokens[0].startswith("-"):
@@ -178,8 +181,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         diagnosis = classify_file(args.log, version=args.vllm_version)
     except LogReadError as e:
         raise _InputError(str(e)) from None
-    config = _launch_config(args, diagnosis.facts.non_default_args)
-    policy = _policy(args)
+    env = _read_env_file(args.env_file) if args.env_file else {}
+    config = _launch_config(args, diagnosis.facts.non_default_args, env)
+    policy = _policy(args, env)
     try:
         result = plan(diagnosis, config, policy)
     except NothingToPlan:
@@ -223,7 +227,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise _InputError("run: give the command after --, e.g. -- vllm serve MODEL")
-    policy = _policy(args, max_attempts=args.budget, max_boot_seconds=args.budget_seconds)
+    policy = _policy(
+        args, os.environ, max_attempts=args.budget, max_boot_seconds=args.budget_seconds
+    )
     try:
         sup = Supervisor(command, policy, echo=sys.stdout, boot_timeout=args.boot_timeout)
     except LaunchConfigError as e:

@@ -8,6 +8,7 @@ import regex
 
 from vllm_bootdiag import corpus, engine, outcomes, versions
 from vllm_bootdiag.rules import (
+    BY_ID,
     RULES,
     config,
     cuda_memory,
@@ -118,7 +119,7 @@ def _corpus_rule_ids() -> dict[str, set[str]]:
     for entry in corpus.entries(CORPUS):
         d = engine.classify_file(entry.log_path)
         for o in d.matches:
-            rule = engine.BY_ID[o.rule_id or ""]
+            rule = BY_ID[o.rule_id or ""]
             if versions.in_range(versions.normalize(entry.label.vllm_version), rule.vllm):
                 seen.setdefault(rule.id, set()).add(entry.label.vllm_version)
     return seen

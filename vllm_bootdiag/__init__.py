@@ -18,11 +18,13 @@ from ._version import __version__
 if TYPE_CHECKING:
     from . import outcomes
     from .diagnosis import Diagnosis
-    from .engine import BootWatcher, classify, classify_file
+    from .engine import BootWatcher
     from .launch import LaunchConfig, LaunchConfigError
     from .logtail import LogReadError, read_tail
     from .outcomes import Category, Outcome
+    from .pipeline import classify, classify_file
     from .planner import Attempt, Degradation, GiveUp, Policy, Relaunch, plan, recommend_defaults
+    from .rules.ruleset import RuleFileError, RuleSet, load_rules
     from .supervisor import RunSummary, Supervisor
 
 _WHERE: dict[str, str] = {
@@ -40,8 +42,11 @@ _WHERE: dict[str, str] = {
     "Relaunch": "planner",
     "RunSummary": "supervisor",
     "Supervisor": "supervisor",
-    "classify": "engine",
-    "classify_file": "engine",
+    "RuleFileError": "rules.ruleset",
+    "RuleSet": "rules.ruleset",
+    "classify": "pipeline",
+    "classify_file": "pipeline",
+    "load_rules": "rules.ruleset",
     "plan": "planner",
     "read_tail": "logtail",
     "recommend_defaults": "planner",
@@ -63,11 +68,14 @@ __all__ = [
     "Outcome",
     "Policy",
     "Relaunch",
+    "RuleFileError",
+    "RuleSet",
     "RunSummary",
     "Supervisor",
     "__version__",
     "classify",
     "classify_file",
+    "load_rules",
     "outcomes",
     "plan",
     "read_tail",

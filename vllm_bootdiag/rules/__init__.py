@@ -1,4 +1,8 @@
-"""The rule table: every family module's rules, validated once at import.
+"""The built-in rule table: every family module's rules, validated once at import.
+
+`RULES` and `BY_ID` are the table as data (the CLI lists them, scan-source checks
+them); classification reads a `RuleSet` (`default_rules()` unless a caller passes
+its own), never these globals.
 
 Adding a rule: append it to its family module (with examples), add a corpus
 log that shows it, and a CHANGELOG line. Ids are never reused; a reworded
@@ -8,6 +12,7 @@ message gets a sibling rule and the old one's range is closed.
 from __future__ import annotations
 
 from . import config, cuda_memory, environment, host_memory, kv_cache, lifecycle, model_access
+from .ruleset import RuleFileError, RuleSet, default_rules, load_rules
 from .schema import Rule
 
 RULES: tuple[Rule, ...] = (
@@ -26,4 +31,4 @@ for _rule in RULES:
         raise ValueError(f"duplicate rule id {_rule.id}")
     BY_ID[_rule.id] = _rule
 
-__all__ = ["BY_ID", "RULES", "Rule"]
+__all__ = ["BY_ID", "RULES", "Rule", "RuleFileError", "RuleSet", "default_rules", "load_rules"]

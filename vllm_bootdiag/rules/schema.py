@@ -99,31 +99,38 @@ class Rule(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> Rule:
         if self.covers and self.tier != "tolerant":
-            raise ValueError(f"{self.id}: only a tolerant rule covers exact siblings")
+            raise ValueError(
+                f"{self.id}: field 'covers': only a tolerant rule covers exact siblings"
+            )
         fields = outcomes.field_names(self.outcome)
         for p in self.patterns:
             try:
                 compiled = regex.compile(p)
             except regex.error as e:
-                raise ValueError(f"{self.id}: pattern does not compile: {e}") from None
+                raise ValueError(f"{self.id}: field 'patterns': does not compile: {e}") from None
             unknown = set(compiled.groupindex) - fields
             if unknown:
                 raise ValueError(
-                    f"{self.id}: groups {sorted(unknown)} are not {self.outcome} fields"
+                    f"{self.id}: field 'patterns': groups {sorted(unknown)} "
+                    f"are not {self.outcome} fields"
                 )
         if self.source_pattern is not None:
             try:
                 regex.compile(self.source_pattern)
             except regex.error as e:
-                raise ValueError(f"{self.id}: source_pattern does not compile: {e}") from None
+                raise ValueError(
+                    f"{self.id}: field 'source_pattern': does not compile: {e}"
+                ) from None
         for ex in self.examples:
             if self.literal not in ex:
-                raise ValueError(f"{self.id}: literal {self.literal!r} not in example {ex!r}")
+                raise ValueError(
+                    f"{self.id}: field 'literal': {self.literal!r} not in example {ex!r}"
+                )
             if self.match(ex) is None:
-                raise ValueError(f"{self.id}: example does not match: {ex!r}")
+                raise ValueError(f"{self.id}: field 'examples': does not match: {ex!r}")
         for ex in self.counter_examples:
             if self.match(ex) is not None:
-                raise ValueError(f"{self.id}: counter-example matches: {ex!r}")
+                raise ValueError(f"{self.id}: field 'counter_examples': matches: {ex!r}")
         return self
 
     def match(self, message: str) -> dict[str, str] | None:

@@ -1,58 +1,30 @@
-"""classify(): lines in, Diagnosis out. BootWatcher: the same, a line at a time.
+"""From rule hits to a Diagnosis: typed outcomes, the root cause, or unknown.
 
-Flow: find each applicable rule's literal in the tail, run its patterns on
-those lines only, turn named groups into typed outcomes, attribute bare CUDA
+Flow: turn each hit's named groups into a typed outcome, attribute bare CUDA
 OOMs to their boot phase, fill in numbers from context, and pick the root
 cause: a cause beats its echo (`Engine core initialization failed. See root
-cause above.`), and a boot that completed after every failure line is booted.
+cause above.`), an exact match beats a tolerant one, and a boot that completed
+after every failure line is booted.
 """
 
 from __future__ import annotations
 
-import os
-from collections import deque
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import regex
-from packaging.version import Version
 
-from . import logtail, outcomes, scan, timeline, versions
-from .diagnosis import Diagnosis
-from .outcomes import Evidence, _Outcome
-from .rules import BY_ID, RULES, Rule
-from .scan import Tail
+from .. import outcomes, timeline, versions
+from ..diagnosis import Diagnosis
+from ..outcomes import Evidence, _Outcome
+from ..rules.ruleset import RuleSet
+from ..scan import Tail
+from .match import Hit, hits
 
 MAX_EVIDENCE = 4
 """Evidence lines kept per outcome: the exception repeats in the logger record and
 the raw traceback; a few copies say where, more add nothing."""
 
-
-@dataclass(frozen=True, slots=True)
-class _Hit:
-    index: int
-    rule: Rule
-    groups: tuple[tuple[str, str], ...]
-
-
-@lru_cache(maxsize=64)
-def rules_for(version: Version | None) -> tuple[Rule, ...]:
-    """Active rules whose range holds `version`; all of them, newest wording first,
-    when the version is unknown."""
-    active = [r for r in RULES if r.applies_to(version)]
-    if version is None:
-        active.sort(
-            key=lambda r: versions.upper_bound(r.vllm) if r.vllm else Version("9999"), reverse=True
-        )
-    # Exact rules first: a line an exact rule read is not read again by a tolerant one.
-    active.sort(key=lambda r: r.tier != "exact")
-    return tuple(active)
-
-
 _VERSION_MARKERS = frozenset({"api_version", "banner_version", "engine_init"})
-_VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 
 
 def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
@@ -64,32 +36,6 @@ def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
             if found is not None:
                 return versions.Detected(found.version, "log", i + 1)
     return None
-
-
-def _hits(tail: Tail, rules: Iterable[Rule]) -> list[_Hit]:
-    """Rule matches in line order. Where two wordings of one message match the
-    same line (possible when the version is unknown), the first rule wins: rules
-    come newest wording first."""
-    hits: list[_Hit] = []
-    seen: set[tuple[int, str]] = set()
-    for rule in sorted(rules, key=lambda r: r.tier != "exact"):
-        for i in tail.find(rule.literal):
-            if (i, rule.outcome) in seen:
-                continue
-            groups = rule.match(tail.lines[i])
-            if groups is not None and not any(tail.find(u) for u in rule.unless):
-                seen.add((i, rule.outcome))
-                hits.append(_Hit(i, rule, tuple(sorted(groups.items()))))
-    exact_lines = {h.index for h in hits if h.rule.tier == "exact"}
-    exact_ids = {h.rule.id for h in hits if h.rule.tier == "exact"}
-    hits = [
-        h
-        for h in hits
-        if h.rule.tier == "exact"
-        or (h.index not in exact_lines and not exact_ids.intersection(h.rule.covers))
-    ]
-    hits.sort(key=lambda h: h.index)
-    return hits
 
 
 # --- CUDA OOM attribution -----------------------------------------------------
@@ -205,7 +151,7 @@ def _validation_details(tail: Tail, index: int) -> dict[str, str]:
 
 def _outcome(
     tail: Tail,
-    hit: _Hit,
+    hit: Hit,
     evidence: list[int],
     phases: list[tuple[int, str]],
     facts: timeline.BootFacts,
@@ -272,8 +218,8 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
 # --- root cause -----------------------------------------------------------------
 
 
-def _rank(outcome: _Outcome) -> tuple[bool, bool, int]:
-    rule = BY_ID.get(outcome.rule_id or "")
+def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, bool, int]:
+    rule = rules.get(outcome.rule_id)
     if rule is not None:
         return rule.precedence
     return (True, True, outcome.RANK)
@@ -302,7 +248,7 @@ def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
     return primary.model_copy(update=update)
 
 
-def _primary(found: list[_Outcome]) -> _Outcome:
+def _primary(found: list[_Outcome], rules: RuleSet) -> _Outcome:
     failures = [o for o in found if o.is_failure]
     booted = [o for o in found if not o.is_failure]
     if not failures:
@@ -310,8 +256,8 @@ def _primary(found: list[_Outcome]) -> _Outcome:
     last_failure = max((o.evidence[0].line for o in failures if o.evidence), default=0)
     if booted and booted[-1].evidence and booted[-1].evidence[0].line > last_failure:
         return booted[-1]
-    top = max(_rank(o) for o in failures)
-    return next(o for o in failures if _rank(o) == top)
+    top = max(_rank(o, rules) for o in failures)
+    return next(o for o in failures if _rank(o, rules) == top)
 
 
 _GENERIC_REMEDY = (
@@ -320,28 +266,29 @@ _GENERIC_REMEDY = (
 )
 
 
-def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
+def diagnose(tail: Tail, hint: str | None, rules: RuleSet) -> Diagnosis:
+    """The Diagnosis of one tail, read with `rules` (the version's subset is taken here)."""
     detected = _detect(tail, hint)
     version = detected.version if detected else None
-    hits = _hits(tail, rules_for(version))
+    found_hits = hits(tail, rules.for_version(version))
     out_of_range = False
-    if version is not None and not any(h.rule.outcome != "booted" for h in hits):
-        wider = [h for h in _hits(tail, rules_for(None)) if h.rule.outcome != "booted"]
+    if version is not None and not any(h.rule.outcome != "booted" for h in found_hits):
+        wider = [h for h in hits(tail, rules.for_version(None)) if h.rule.outcome != "booted"]
         if wider:
-            hits = sorted(hits + wider, key=lambda h: h.index)
+            found_hits = sorted(found_hits + wider, key=lambda h: h.index)
             out_of_range = True
     phases = timeline.phase_lines(tail)
     tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
-    first: dict[tuple[str, tuple[tuple[str, str], ...]], _Hit] = {}
-    for h in hits:
+    first: dict[tuple[str, tuple[tuple[str, str], ...]], Hit] = {}
+    for h in found_hits:
         key = (h.rule.id, h.groups)
         grouped.setdefault(key, []).append(h.index)
         first.setdefault(key, h)
     found = [_outcome(tail, first[k], idx, phases, tl.facts) for k, idx in grouped.items()]
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
-    primary = _merged(_primary(found), found) if found else _unknown(tail)
-    rule = BY_ID.get(primary.rule_id or "")
+    primary = _merged(_primary(found, rules), found) if found else _unknown(tail)
+    rule = rules.get(primary.rule_id)
     # Every part is already a validated model: construct without validating again.
     remediation = rule.remediation if rule else (_GENERIC_REMEDY if primary.is_failure else "")
     return Diagnosis.model_construct(
@@ -357,101 +304,3 @@ def _diagnose(tail: Tail, hint: str | None) -> Diagnosis:
         match=rule.tier if rule else None,
         repairs=(),
     )
-
-
-def classify(log: str | Sequence[str], version: str | None = None) -> Diagnosis:
-    """Classify a boot log given as text or as lines (the tail a worker kept).
-
-    Text longer than the default tail is cut to its last 400 lines, as a worker
-    keeps them. Never raises on content: unreadable input gives `unknown`.
-    """
-    if isinstance(log, str):
-        lines = logtail.split_lines(log)
-    else:
-        lines = list(log)
-        joined = "\n".join(lines)
-        if (
-            "\r" in joined
-            or "\x00" in joined
-            or joined.count("\n") != max(len(lines) - 1, 0)
-            or max(map(len, lines), default=0) > logtail.MAX_LINE_CHARS
-        ):
-            lines = logtail.split_lines(joined.replace("\x00", ""), None)
-    return _diagnose(Tail(lines, timeline.progress_key), version)
-
-
-def classify_file(
-    path: str | os.PathLike[str], version: str | None = None, lines: int = logtail.DEFAULT_LINES
-) -> Diagnosis:
-    """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
-    return _diagnose(Tail(logtail.read_tail(path, lines), timeline.progress_key), version)
-
-
-class BootWatcher:
-    """Classify as lines arrive; report the moment a terminal line shows up.
-
-    A worker's output pump calls `feed(line)` for every line; the first line
-    that ends the boot (a root cause, or the server coming up) makes `feed`
-    return the Diagnosis, so the worker can stop waiting for a health check
-    that will never pass. Later lines are still kept for `diagnosis()`.
-
-    A rule that is not `terminal` (a generic line whose specific cause follows,
-    like pydantic's `1 validation error for ModelConfig`) is reported once
-    SETTLE_LINES more lines have arrived without a terminal one.
-    """
-
-    SETTLE_LINES = 3
-
-    def __init__(self, version: str | None = None, lines: int = logtail.DEFAULT_LINES) -> None:
-        self._hint = version
-        self._lines: deque[str] = deque(maxlen=lines)
-        self._version: Version | None = versions.parse_version(version) if version else None
-        self._reported: Diagnosis | None = None
-        self._pending = -1
-        """Lines still to wait after a non-terminal failure line (-1: none pending)."""
-
-    @property
-    def reported(self) -> Diagnosis | None:
-        """The Diagnosis `feed` returned, if it has."""
-        return self._reported
-
-    def feed(self, line: str) -> Diagnosis | None:
-        """Add one line; return a Diagnosis the first time the boot has ended."""
-        for part in logtail.split_lines(line, None) or [""]:
-            result = self._feed_one(part)
-            if result is not None:
-                return result
-        return None
-
-    def _feed_one(self, line: str) -> Diagnosis | None:
-        self._lines.append(line)
-        if self._version is None and any(lit in line for lit in _VERSION_LITERALS):
-            found = versions.detect([line])
-            if found is not None:
-                self._version = found.version
-        if self._reported is not None:
-            return None
-        if scan.sort_line(line)[0] != scan.CANDIDATE:
-            rules: tuple[Rule, ...] = ()  # progress, warnings and frames never end a boot
-        else:
-            rules = rules_for(self._version)
-        for rule in rules:
-            if rule.literal in line and rule.match(line) is not None:
-                if rule.terminal:
-                    return self._report()
-                if self._pending < 0:
-                    self._pending = self.SETTLE_LINES + 1
-        if self._pending > 0:
-            self._pending -= 1
-            if self._pending == 0:
-                return self._report()
-        return None
-
-    def _report(self) -> Diagnosis:
-        self._reported = self.diagnosis()
-        return self._reported
-
-    def diagnosis(self) -> Diagnosis:
-        """Classify everything fed so far."""
-        hint = self._hint or (str(self._version) if self._version else None)
-        return _diagnose(Tail(list(self._lines), timeline.progress_key), hint)

@@ -1,0 +1,101 @@
+"""BootWatcher: classify a boot as its lines arrive, and say the moment it ended.
+
+It reads each line with the same matcher and RuleSet as `classify` (a line at
+a time), and its final Diagnosis comes from the same pipeline, streaming mode.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from .. import logtail, scan, versions
+from ..diagnosis import Diagnosis
+from ..rules.ruleset import RuleSet, resolve
+from ..rules.schema import Rule
+from .match import line_rules
+
+_VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
+
+
+class BootWatcher:
+    """Classify as lines arrive; report the moment a terminal line shows up.
+
+    A worker's output pump calls `feed(line)` for every line; the first line
+    that ends the boot (a root cause, or the server coming up) makes `feed`
+    return the Diagnosis, so the worker can stop waiting for a health check
+    that will never pass. Later lines are still kept for `diagnosis()`.
+
+    A rule that is not `terminal` (a generic line whose specific cause follows,
+    like pydantic's `1 validation error for ModelConfig`) is reported once
+    SETTLE_LINES more lines have arrived without a terminal one.
+    """
+
+    SETTLE_LINES = 3
+
+    def __init__(
+        self,
+        version: str | None = None,
+        lines: int = logtail.DEFAULT_LINES,
+        *,
+        rules: RuleSet | None = None,
+        extra_rules: Iterable[Rule] = (),
+    ) -> None:
+        self._rules = resolve(rules, extra_rules)
+        self._hint = version
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._version: Version | None = versions.parse_version(version) if version else None
+        self._reported: Diagnosis | None = None
+        self._pending = -1
+        """Lines still to wait after a non-terminal failure line (-1: none pending)."""
+        self._fed = 0
+        """Lines fed so far: evidence cites a line's number in the whole stream."""
+
+    @property
+    def reported(self) -> Diagnosis | None:
+        """The Diagnosis `feed` returned, if it has."""
+        return self._reported
+
+    def feed(self, line: str) -> Diagnosis | None:
+        """Add one line; return a Diagnosis the first time the boot has ended."""
+        for part in logtail.split_lines(line, None) or [""]:
+            result = self._feed_one(part)
+            if result is not None:
+                return result
+        return None
+
+    def _feed_one(self, line: str) -> Diagnosis | None:
+        self._lines.append(line)
+        self._fed += 1
+        if self._version is None and any(lit in line for lit in _VERSION_LITERALS):
+            found = versions.detect([line])
+            if found is not None:
+                self._version = found.version
+        if self._reported is not None:
+            return None
+        # Progress, warnings and traceback frames never end a boot.
+        if scan.sort_line(line)[0] == scan.CANDIDATE:
+            for rule in line_rules(line, self._rules.for_version(self._version)):
+                if rule.terminal:
+                    return self._report()
+                if self._pending < 0:
+                    self._pending = self.SETTLE_LINES + 1
+        if self._pending > 0:
+            self._pending -= 1
+            if self._pending == 0:
+                return self._report()
+        return None
+
+    def _report(self) -> Diagnosis:
+        self._reported = self.diagnosis()
+        return self._reported
+
+    def diagnosis(self) -> Diagnosis:
+        """Classify everything fed so far."""
+        from .. import pipeline
+
+        hint = self._hint or (str(self._version) if self._version else None)
+        first = self._fed - len(self._lines) + 1
+        return pipeline.run(list(self._lines), hint, self._rules, first_line=first, lookahead=False)

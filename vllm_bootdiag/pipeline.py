@@ -1,0 +1,91 @@
+"""classify(): read -> normalize -> boots -> version -> match -> diagnose.
+
+One direction, no back and forth: the input is cut to its tail before any
+work (a 1M-line list or a 750 KB string costs what 400 lines cost), then each
+stage hands the next what it needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+from . import logtail, timeline
+from .diagnosis import Diagnosis
+from .engine.diagnose import diagnose
+from .rules.ruleset import RuleSet, resolve
+from .rules.schema import Rule
+from .scan import Tail
+
+
+def _cut_text(text: str, lines: int) -> tuple[str, int]:
+    """The last `lines` lines of `text` (found from the end) and the 1-based number
+    of the first one kept."""
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    cut = end
+    for _ in range(lines):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            return text, 1
+    return text[cut + 1 :], text.count("\n", 0, cut + 1) + 1
+
+
+def _lines(log: str | Sequence[str], lines: int) -> tuple[list[str], int]:
+    """The tail as clean lines (no CR, NUL or overlong line) and its first line number."""
+    if isinstance(log, str):
+        text, first = _cut_text(log, lines)
+        return logtail.split_lines(text, lines), first
+    first = max(len(log) - lines, 0) + 1
+    kept = list(log[first - 1 :])
+    joined = "\n".join(kept)
+    if (
+        "\r" in joined
+        or "\x00" in joined
+        or joined.count("\n") != max(len(kept) - 1, 0)
+        or max(map(len, kept), default=0) > logtail.MAX_LINE_CHARS
+    ):
+        kept = logtail.split_lines(joined.replace("\x00", ""), lines)
+    return kept, first
+
+
+def run(
+    raw: Sequence[str],
+    version: str | None,
+    rules: RuleSet,
+    *,
+    first_line: int = 1,
+    lookahead: bool = True,
+) -> Diagnosis:
+    """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
+    in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
+    tail = Tail(raw, timeline.progress_key)
+    return diagnose(tail, version, rules)
+
+
+def classify(
+    log: str | Sequence[str],
+    version: str | None = None,
+    *,
+    rules: RuleSet | None = None,
+    extra_rules: Iterable[Rule] = (),
+) -> Diagnosis:
+    """Classify a boot log given as text or as lines (the tail a worker kept).
+
+    Input longer than the default tail is cut to its last 400 lines, as a worker
+    keeps them. `rules` replaces the built-in table; `extra_rules` are added to it.
+    Never raises on content: unreadable input gives `unknown`.
+    """
+    lines, first = _lines(log, logtail.DEFAULT_LINES)
+    return run(lines, version, resolve(rules, extra_rules), first_line=first)
+
+
+def classify_file(
+    path: str | os.PathLike[str],
+    version: str | None = None,
+    lines: int = logtail.DEFAULT_LINES,
+    *,
+    rules: RuleSet | None = None,
+    extra_rules: Iterable[Rule] = (),
+) -> Diagnosis:
+    """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
+    return run(logtail.read_tail(path, lines), version, resolve(rules, extra_rules))

@@ -1,0 +1,1 @@
+"""Text handling before any rule runs: reading a tail, undoing paste damage, parsing lines."""

@@ -9,7 +9,7 @@ import pytest
 
 from vllm_bootdiag import classify, outcomes
 from vllm_bootdiag.launch import LaunchConfig
-from vllm_bootdiag.planner import (
+from vllm_bootdiag.planning import (
     HANDLERS,
     Attempt,
     GiveUp,
@@ -481,8 +481,31 @@ def test_booted_has_nothing_to_plan() -> None:
         plan(d, BASE, Policy())
 
 
-def test_every_failure_kind_has_a_handler() -> None:
-    assert set(HANDLERS) == set(outcomes.OUTCOME_TYPES) - {"booted"}
+def test_every_handled_kind_exists_and_every_kind_has_a_plan() -> None:
+    assert set(HANDLERS) <= set(outcomes.OUTCOME_TYPES) - {"booted"}
+    for kind, cls in outcomes.OUTCOME_TYPES.items():
+        assert kind in HANDLERS or cls.PLAN in ("memory", "give_up", "restart_once"), kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("model_not_found", "give_up"), ("engine_died", "restart"), ("profiling_oom", "memory")],
+)
+def test_a_kind_without_a_handler_is_planned_by_its_plan_attribute(
+    monkeypatch: pytest.MonkeyPatch, kind: str, expected: str
+) -> None:
+    """A kind vocab adds later has no entry in HANDLERS: its class's PLAN decides."""
+    monkeypatch.delitem(HANDLERS, kind)
+    primary = outcomes.OUTCOME_TYPES[kind]()
+    d = classify(BANNER + "x\n").model_copy(update={"primary": primary, "matches": (primary,)})
+    result = plan(d, BASE, Policy(max_concurrency=30))
+    if expected == "restart":
+        assert _relaunch(result).step == "restart"
+        return
+    g = _give_up(result)
+    assert g.cause == kind
+    if expected == "memory":
+        assert any("quantized checkpoint" in a for a in g.advice)
 
 
 # --- defaults -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 from vllm_bootdiag import Policy, classify, plan
 from vllm_bootdiag.cli.remediation import main
 from vllm_bootdiag.launch import LaunchConfig
-from vllm_bootdiag.planner import POLICY_ENV_NAMES, PolicyError, Relaunch
+from vllm_bootdiag.planning import POLICY_ENV_NAMES, PolicyError, Relaunch
 
 GIB = 1 << 30
 KV_PER_TOKEN = 128 << 10  # 8B Llama: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes

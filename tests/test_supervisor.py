@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from vllm_bootdiag.planner import Policy
+from vllm_bootdiag.planning import Policy
 from vllm_bootdiag.supervisor import LaunchError, RunSummary, Supervisor, health_ok
 
 ROOT = Path(__file__).resolve().parent.parent

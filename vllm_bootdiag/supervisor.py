@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from .diagnosis import Diagnosis
 from .engine import BootWatcher
 from .launch import LaunchConfig
-from .planner import Attempt, Degradation, GiveUp, Policy, plan
+from .planning import Attempt, Degradation, GiveUp, Policy, plan
 
 
 class AttemptSummary(BaseModel):

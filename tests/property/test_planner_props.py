@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from vllm_bootdiag import outcomes
 from vllm_bootdiag.diagnosis import Diagnosis
 from vllm_bootdiag.launch import LaunchConfig
-from vllm_bootdiag.planner import Attempt, GiveUp, Policy, Relaunch, plan
+from vllm_bootdiag.planning import Attempt, GiveUp, Policy, Relaunch, plan
 from vllm_bootdiag.timeline import BootFacts
 
 gib = st.floats(0.01, 200, allow_nan=False).map(lambda x: round(x, 2))

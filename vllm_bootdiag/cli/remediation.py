@@ -20,7 +20,7 @@ from typing import Any
 from ..engine import classify_file
 from ..launch import LaunchConfig, LaunchConfigError
 from ..logtail import LogReadError
-from ..planner import GiveUp, NothingToPlan, Policy, PolicyError, plan
+from ..planning import GiveUp, NothingToPlan, Policy, PolicyError, plan
 from ..supervisor import LaunchError, RunSummary, Supervisor
 
 

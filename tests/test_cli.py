@@ -24,15 +24,17 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[s
 def test_classify_human_output() -> None:
     r = run("classify", str(KV_LOG))
     assert r.returncode == 0, r.stderr
-    first = r.stdout.splitlines()[0]
+    first = r.stdout.split("\nvLLM ")[0]  # the outcome line, wrapped at 80 columns
     assert first.startswith("kv_cache_shortfall: max_model_len=131072")
     assert "estimated_max_model_len=32640" in first
     assert "next: " in r.stdout
+    assert max(map(len, r.stdout.splitlines())) <= 80
 
 
 def test_classify_json_is_a_diagnosis() -> None:
     r = run("classify", str(KV_LOG), "--json")
     d = json.loads(r.stdout)
+    assert d["schema_version"] == 1 and d["vllm_output_found"] is True
     assert d["primary"]["kind"] == "kv_cache_shortfall"
     assert d["primary"]["category"] == "memory"
     assert d["vllm_version"] == "0.32.0"
@@ -72,7 +74,8 @@ def test_usage_error_is_exit_2() -> None:
 def test_rules_list_and_explain() -> None:
     r = run("rules")
     assert r.returncode == 0
-    assert any(line.startswith("KV009") and "auto_fit_failed" in line for line in r.stdout.splitlines())
+    groups = r.stdout.split("\nauto_fit_failed\n")[1].split("\n")
+    assert any(line.lstrip().startswith("KV009") for line in groups)
     one = run("rules", "kv009")
     assert "Cannot auto-fit max_model_len" in one.stdout and "remediation:" in one.stdout
     assert run("rules", "ZZ999").returncode == 2

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
-from .errors import UsageError
+from .errors import Parser, UsageError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     # module once (a package that imported it first would make runpy warn).
     from . import log_commands, release_commands, remediation, rule_commands
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="vllm-bootdiag",
         description="Say what a vllm serve boot log shows, and what to launch next.",
     )
@@ -55,8 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except SystemExit as e:  # argparse: usage errors are exit 2, --help and --version 0
+    except SystemExit as e:  # --help and --version: 0
         return e.code if isinstance(e.code, int) else 2
+    except RecursionError:
+        # Input nested past Python's limit (a JSON flag of ten thousand brackets): the
+        # input is the problem, not us.
+        print("vllm-bootdiag: error: input nested too deeply to read", file=sys.stderr)
+        return 2
     except Exception as e:  # the promise is: no traceback, ever
         print(f"vllm-bootdiag: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2

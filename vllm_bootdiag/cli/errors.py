@@ -1,6 +1,9 @@
-"""The CLI's one error type: a user mistake or unreadable input, reported as one line, exit 2."""
+"""The CLI's one error type, and the parser that reports through it."""
 
 from __future__ import annotations
+
+import argparse
+from typing import NoReturn
 
 
 class UsageError(Exception):
@@ -9,3 +12,10 @@ class UsageError(Exception):
     Anything else that escapes a command is a bug in vllm-bootdiag and is reported as an
     internal error, so the two never read alike.
     """
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line (a UsageError), not a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")

@@ -3,37 +3,82 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from . import render
+from .documents import document
 from .errors import UsageError
 from .output import emit
 
+if TYPE_CHECKING:
+    from ..diagnosis import Diagnosis
+    from ..text.tail import LogTail
+
 DEFAULT_LINES = 400
 """The tail a worker keeps (RunPod's worker-vllm keeps 400 lines); the library's default too."""
+MAX_LINES = 100_000
+"""`text.tail.MAX_LINES`, repeated so that parsing arguments imports no reader (a test checks)."""
 
 
-def read(path: str, lines: int) -> list[str]:
+def tail_length(text: str) -> int:
+    """`--lines`: a whole number of lines in 1..MAX_LINES, or a one-line usage error."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_LINES:
+        raise argparse.ArgumentTypeError(
+            f"takes a whole number from 1 to {MAX_LINES}, not {text!r}"
+        )
+    return n
+
+
+def read(path: str, lines: int) -> LogTail:
     """The log's tail, or a one-line UsageError saying why it cannot be read."""
-    from .. import logtail
+    from ..text import tail
 
     try:
-        return logtail.read_tail(path, lines)
-    except logtail.LogReadError as e:
+        return tail.read(path, lines)
+    except tail.LogReadError as e:
         raise UsageError(str(e)) from None
 
 
-def cmd_classify(args: argparse.Namespace) -> int:
-    from .. import engine
+def exit_code(d: Diagnosis, vllm_output: bool) -> int:
+    """1 when the log shows a failure: a known one, an unknown whose evidence is an error
+    line, or input that holds no vLLM output at all (a worker must not read that as fine)."""
+    return 1 if d.failed or not vllm_output else 0
 
-    d = engine.classify(read(args.log, args.lines), version=args.vllm_version)
-    emit(d.model_dump(mode="json"), args.json, d.summary())
-    return 1 if args.fail_on_failure and d.failed else 0
+
+def show_diagnosis(d: Diagnosis, vllm_output: bool, args: argparse.Namespace) -> None:
+    """Print a Diagnosis as the `diagnosis` document, or for a person."""
+    data = d.model_dump(mode="json")
+    data["vllm_output_found"] = vllm_output
+    emit(
+        document("diagnosis", data),
+        args.json,
+        render.diagnosis(d, args.wide, vllm_output=vllm_output),
+    )
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    if args.follow:
+        from .watch import cmd_watch
+
+        return cmd_watch(args)
+    from .. import engine
+    from ..text.recognize import is_vllm_output
+
+    t = read(args.log, args.lines)
+    d = engine.classify(t.lines, version=args.vllm_version)
+    vllm_output = is_vllm_output(t.lines)
+    show_diagnosis(d, vllm_output, args)
+    return exit_code(d, vllm_output) if args.fail_on_failure else 0
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     from .. import timeline
 
-    tl = timeline.build(read(args.log, args.lines))
+    tl = timeline.build(read(args.log, args.lines).lines)
     rows = [
         f"{e.line:>5}  {e.timestamp or '--':<14} "
         f"{'' if e.seconds_from_start is None else f'+{e.seconds_from_start:.0f}s':>7}  "
@@ -42,47 +87,77 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     ]
     facts = {k: v for k, v in tl.facts.model_dump().items() if v is not None}
     rows.append(f"last phase: {tl.last_phase or 'none'}")
-    rows.extend(f"{k}: {v}" for k, v in facts.items())
-    emit(tl.model_dump(mode="json"), args.json, "\n".join(rows))
+    rows.extend(render.wrap(f"{k}: {v}", args.wide) for k, v in facts.items())
+    emit(document("timeline", tl.model_dump(mode="json")), args.json, "\n".join(rows))
     return 0
 
 
 def cmd_redact(args: argparse.Namespace) -> int:
     from .. import redact
 
-    text = "\n".join(read(args.log, args.lines))
+    text = "\n".join(read(args.log, args.lines).lines)
     out = redact.redact(text, extra_literals=tuple(args.literal or ()))
-    emit({"text": out}, args.json, out)
+    emit(document("redacted", {"text": out}), args.json, out)
     return 0
 
 
-def log_args(sp: argparse.ArgumentParser) -> None:
-    """LOG, --lines and --json, shared by every command that reads a log."""
-    sp.add_argument("log", metavar="LOG", help="a log file, or - for stdin")
+def log_args(sp: argparse.ArgumentParser, wide: bool = True) -> None:
+    """LOG, --lines, --json (and --wide), shared by every command that reads a log."""
+    sp.add_argument("log", metavar="LOG", help="a log file (also .gz, .bz2, .xz), or - for stdin")
     sp.add_argument(
         "--lines",
-        type=int,
+        type=tail_length,
         default=DEFAULT_LINES,
-        help="tail length to read (default: %(default)s)",
+        metavar="N",
+        help=f"tail length to read, 1 to {MAX_LINES} (default: %(default)s)",
     )
     sp.add_argument("--json", action="store_true", help="print JSON")
+    if wide:
+        sp.add_argument("--wide", action="store_true", help="print whole lines, not 80 columns")
+
+
+def classify_args(sp: argparse.ArgumentParser) -> None:
+    """The options `classify` and `watch` share."""
+    log_args(sp)
+    sp.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
 
 
 def register(sub: Any) -> None:
-    """Add `classify`, `timeline` and `redact` to the subparsers."""
+    """Add `classify`, `watch`, `timeline` and `redact` to the subparsers."""
+    from .watch import watch_args
+
     c = sub.add_parser("classify", help="the outcome of a boot log")
-    log_args(c)
-    c.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
+    classify_args(c)
     c.add_argument(
-        "--fail-on-failure", action="store_true", help="exit 1 when the log shows a failure"
+        "--fail-on-failure",
+        action="store_true",
+        help="exit 1 when the log shows a failure, or holds no vLLM output",
     )
+    c.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a growing log or a pipe until the boot ends (as `watch`)",
+    )
+    watch_args(c, follow_only=True)
     c.set_defaults(func=cmd_classify)
+
+    w = sub.add_parser(
+        "watch",
+        help="follow a growing log or a pipe; print the outcome the moment the boot ends",
+        description="Exit 0 when the server came up, 1 when the boot failed (or the input "
+        "ended first), 2 on a usage or input error.",
+    )
+    classify_args(w)
+    watch_args(w)
+    from .watch import cmd_watch
+
+    w.set_defaults(func=cmd_watch, follow=True, fail_on_failure=True)
 
     t = sub.add_parser("timeline", help="boot phases, their times, and the numbers printed")
     log_args(t)
     t.set_defaults(func=cmd_timeline)
 
     x = sub.add_parser("redact", help="scrub paths, hosts, IPs and tokens from a log")
-    log_args(x)
+    log_args(x, wide=False)
     x.add_argument("--literal", action="append", help="another string to scrub (repeatable)")
     x.set_defaults(func=cmd_redact)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import render
+from .documents import document
 from .errors import UsageError
 from .output import emit
 
@@ -17,27 +19,40 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     except corpus.CorpusError as e:
         raise UsageError(str(e)) from None
     bad = [r for r in results if not r.ok]
-    rows = [
-        f"{'ok ' if r.ok else 'BAD'} {r.id:<70} {r.got}" + ("" if r.ok else f" (label: {r.want})")
-        for r in results
-    ]
+    rows: list[str] = []
+    for r in results:
+        rows.append(render.wrap(f"{'ok ' if r.ok else 'BAD'} {r.id}", args.wide, " " * 4))
+        if not r.ok or args.wide:
+            rows.append(render.wrap(f"    got: {r.got}", args.wide, " " * 9))
+        if not r.ok:
+            rows.append(render.wrap(f"    label: {r.want}", args.wide, " " * 11))
     rows.append(f"{len(results) - len(bad)} of {len(results)} logs classify to their label")
-    emit([r.as_dict() for r in results], args.json, "\n".join(rows))
+    emit(document("corpus", [r.as_dict() for r in results]), args.json, "\n".join(rows))
     return 1 if bad and args.fail_on_failure else 0
 
 
 def cmd_scan_source(args: argparse.Namespace) -> int:
+    import zipfile
+
     from .. import source_scan
 
     try:
         version, findings = source_scan.scan(args.path, args.vllm_version)
     except source_scan.SourceError as e:
         raise UsageError(str(e)) from None
+    except (zipfile.BadZipFile, EOFError) as e:  # a wheel cut short by a failed download
+        raise UsageError(f"not a readable wheel: {args.path} ({e})") from None
     bad = [f for f in findings if not f.ok]
-    rows = [f"{f.rule_id}  {f.verdict}" for f in (findings if args.all else bad)]
+    rows = [
+        render.wrap(f"{f.rule_id}  {f.verdict}", args.wide, " " * 7)
+        for f in (findings if args.all else bad)
+    ]
     rows.append(
-        f"vLLM {version}: {len(findings) - len(bad)} of {len(findings)} vLLM-printed rules agree "
-        "with this release's source"
+        render.wrap(
+            f"vLLM {version}: {len(findings) - len(bad)} of {len(findings)} vLLM-printed rules "
+            "agree with this release's source",
+            args.wide,
+        )
     )
     data = {
         "vllm_version": str(version),
@@ -52,7 +67,7 @@ def cmd_scan_source(args: argparse.Namespace) -> int:
             for f in findings
         ],
     }
-    emit(data, args.json, "\n".join(rows))
+    emit(document("scan_source", data), args.json, "\n".join(rows))
     return 1 if bad and args.fail_on_failure else 0
 
 
@@ -67,6 +82,7 @@ def register(sub: Any) -> None:
     )
     k.add_argument("--fail-on-failure", action="store_true", help="exit 1 when a log disagrees")
     k.add_argument("--json", action="store_true", help="print JSON")
+    k.add_argument("--wide", action="store_true", help="whole lines, and what every log gave")
     k.set_defaults(func=cmd_corpus)
 
     s = sub.add_parser("scan-source", help="check the rule table against a vLLM release's source")
@@ -75,4 +91,5 @@ def register(sub: Any) -> None:
     s.add_argument("--all", action="store_true", help="list every rule, not only disagreements")
     s.add_argument("--fail-on-failure", action="store_true", help="exit 1 on any disagreement")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--wide", action="store_true", help="print whole lines, not 80 columns")
     s.set_defaults(func=cmd_scan_source)

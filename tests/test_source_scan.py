@@ -245,6 +245,15 @@ def test_gaps_are_new_boot_messages_no_rule_reads_ranked(pair: tuple[Path, Path]
     assert all(g.new is None for g in report.gaps.find(old))
 
 
+def test_every_kind_of_engine_string_is_probed() -> None:
+    """Reading the engine's tables by name must not quietly find none after a refactor."""
+    groups: dict[str, int] = {}
+    for probe in engine_strings.probes():
+        groups[probe.group] = groups.get(probe.group, 0) + 1
+    assert set(groups) == {"version", "marker", "raw_marker", "oom_frame"}
+    assert groups["version"] >= 3 and groups["marker"] >= 20 and groups["oom_frame"] >= 10
+
+
 def test_engine_strings_gone_and_moved(pair: tuple[Path, Path]) -> None:
     checks = engine_strings.check(sources.load(pair[1]), sources.load(pair[0]))
     by = {(c.probe.group, c.probe.name): c for c in checks}
@@ -287,6 +296,7 @@ def test_report_json_is_stable_and_text_fits_80_columns(pair: tuple[Path, Path])
     for all_ in (False, True):
         text = report.render(rep, all_=all_)
         assert max(len(line) for line in text.splitlines()) <= 80
+    assert any(len(line) > 80 for line in report.render(rep, wide=True).splitlines())
     text = report.render(rep)
     assert "HM005  removed" in text and "KV004  kv_cache_utils.py:1030 (0.32.0)" in text
 

@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line: every group's subcommands on one parser."""
     # Imported here, not at the top, so `python -m vllm_bootdiag.cli.remediation` runs its
     # module once (a package that imported it first would make runpy warn).
-    from . import log_commands, release_commands, remediation, rule_commands
+    from ..release import commands as release_commands
+    from . import log_commands, remediation, rule_commands
 
     p = Parser(
         prog="vllm-bootdiag",

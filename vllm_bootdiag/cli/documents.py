@@ -55,9 +55,7 @@ def schema(name: str) -> dict[str, Any]:
             {"argv": argv, "env": env, **said},
         )
         give_up = _versioned(TypeAdapter(GiveUp).json_schema(mode="serialization"), said)
-        booted = _versioned(
-            {"type": "object", "properties": {"kind": {"const": "booted"}}}, said
-        )
+        booted = _versioned({"type": "object", "properties": {"kind": {"const": "booted"}}}, said)
         defs = {**relaunch.pop("$defs", {}), **give_up.pop("$defs", {})}
         return {**base, "oneOf": [relaunch, give_up, booted], "$defs": defs}
     if name == "run":

@@ -50,9 +50,7 @@ def outcome_line(outcome: Any) -> str:
     """`kind: field=value, ...` with only the numbers this outcome carries."""
     kind: str = getattr(outcome, "kind", "")
     hidden = _HIDDEN | (_UNKNOWN_HIDDEN if kind == "unknown" else frozenset())
-    numbers = {
-        k: v for k, v in outcome.model_dump().items() if k not in hidden and v is not None
-    }
+    numbers = {k: v for k, v in outcome.model_dump().items() if k not in hidden and v is not None}
     if not numbers:
         return kind
     return kind + ": " + ", ".join(f"{k}={v}" for k, v in numbers.items())

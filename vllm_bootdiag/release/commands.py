@@ -1,54 +1,73 @@
-"""The release tools' subcommands: `scan-source` and `corpus` (check, write, mine).
+"""The release tools' subcommands: `corpus` (check, write labels, mine) and `scan-source`.
 
 `register(subparsers)` adds them to the CLI. Errors are one line on stderr and
-exit 2, like every other subcommand; the result goes to stdout, as JSON with
-`--json`.
+exit 2, like every other subcommand; the result goes to stdout, one versioned
+JSON document with `--json`. Library modules are imported when a command runs,
+so `--help` costs no rule table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
-from .. import corpus
-from . import report, sources
+from ..cli import render
+from ..cli.documents import document
+from ..cli.errors import UsageError
+from ..cli.output import emit
 
 
-class _InputError(Exception):
-    """A path or file the command cannot use: one line, exit 2."""
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from .. import corpus
 
-
-def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except (_InputError, sources.SourceError, corpus.CorpusError) as e:
-            print(f"vllm-bootdiag: error: {e}", file=sys.stderr)
-            return 2
-
-    return run
-
-
-def _emit(data: Any, as_json: bool, text: str) -> None:
-    print(json.dumps(data, default=str) if as_json else text)
+    try:
+        results = corpus.check(args.dir, write_expected=args.write_expected)
+    except corpus.CorpusError as e:
+        raise UsageError(str(e)) from None
+    bad = [r for r in results if not r.ok]
+    rows: list[str] = []
+    for r in results:
+        rows.append(render.wrap(f"{'ok ' if r.ok else 'BAD'} {r.id}", args.wide, " " * 4))
+        if not r.ok or args.wide:
+            rows.append(render.wrap(f"    got: {r.got}", args.wide, " " * 9))
+        if not r.ok:
+            rows.append(render.wrap(f"    label: {r.want}", args.wide, " " * 11))
+    rows.append(f"{len(results) - len(bad)} of {len(results)} logs classify to their label")
+    emit(document("corpus", [r.as_dict() for r in results]), args.json, "\n".join(rows))
+    return 1 if bad and args.fail_on_failure else 0
 
 
 def cmd_scan_source(args: argparse.Namespace) -> int:
+    from . import report, sources
+
     paths: list[str] = args.paths
     if len(paths) > 2:
-        raise _InputError("scan-source takes one release, or two: OLD NEW")
+        raise UsageError("scan-source takes one release, or two: OLD NEW")
     old, new = (paths[0], paths[1]) if len(paths) == 2 else (None, paths[0])
-    rep = report.scan(new, old, version=args.vllm_version)
-    _emit(rep.as_dict(), args.json, report.render(rep, all_=args.all, top=args.top))
+    try:
+        rep = report.scan(new, old, version=args.vllm_version)
+    except sources.SourceError as e:
+        raise UsageError(str(e)) from None
+    text = report.render(rep, all_=args.all, top=args.top, wide=args.wide)
+    emit(rep.as_dict(), args.json, text)
     return 1 if args.fail_on_failure and rep.needs_action else 0
 
 
-def register(subparsers: Any) -> None:
-    """Add `scan-source` to an argparse subparsers object."""
-    s = subparsers.add_parser(
+def register(sub: Any) -> None:
+    """Add `corpus` and `scan-source` to an argparse subparsers object."""
+    k = sub.add_parser("corpus", help="check every corpus log against its label")
+    k.add_argument("dir", nargs="?", default="corpus", help="corpus directory (default: corpus)")
+    k.add_argument(
+        "--write-expected",
+        action="store_true",
+        help="write the classifier's numbers into labels that differ (marks them reviewed: false)",
+    )
+    k.add_argument("--fail-on-failure", action="store_true", help="exit 1 when a log disagrees")
+    k.add_argument("--json", action="store_true", help="print JSON")
+    k.add_argument("--wide", action="store_true", help="whole lines, and what every log gave")
+    k.set_defaults(func=cmd_corpus)
+
+    s = sub.add_parser(
         "scan-source",
         help="check the rule table against a vLLM release's source (or diff two releases)",
         description="Check every rule vLLM prints, the engine's version lines, phase "
@@ -71,4 +90,5 @@ def register(subparsers: Any) -> None:
         "--fail-on-failure", action="store_true", help="exit 1 when something needs action"
     )
     s.add_argument("--json", action="store_true", help="print JSON")
-    s.set_defaults(func=_guarded(cmd_scan_source))
+    s.add_argument("--wide", action="store_true", help="print whole lines, not 80 columns")
+    s.set_defaults(func=cmd_scan_source)

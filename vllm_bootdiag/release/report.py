@@ -118,32 +118,55 @@ def scan(
 # --- 80 columns ---------------------------------------------------------------------
 
 
-def _wrap(text: str, indent: int) -> list[str]:
-    pad = " " * indent
-    return textwrap.wrap(
-        text, WIDTH, initial_indent=pad, subsequent_indent=pad, break_on_hyphens=False
-    ) or [pad]
+class _Lines:
+    """Text wrapped to a width (0: whole lines, for `--wide`)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.out: list[str] = []
+
+    def wrap(self, text: str, indent: int = 0) -> None:
+        pad = " " * indent
+        if self.width <= 0:
+            self.out.append(pad + text)
+            return
+        self.out += textwrap.wrap(
+            text, self.width, initial_indent=pad, subsequent_indent=pad, break_on_hyphens=False
+        ) or [pad]
+
+    def item(self, head: str, body: list[str], indent: int = 9) -> None:
+        """`head` on its own line(s), then each body text wrapped under it."""
+        if self.width <= 0:
+            self.out += ["  " + head, *(" " * indent + b for b in body)]
+            return
+        self.out += textwrap.wrap(
+            head,
+            self.width,
+            initial_indent="  ",
+            subsequent_indent=" " * indent,
+            break_on_hyphens=False,
+        )
+        for text in body:
+            self.wrap(text, indent)
+
+    def blank(self) -> None:
+        self.out.append("")
 
 
-def _item(head: str, body: list[str], indent: int = 9) -> list[str]:
-    """`head` on its own line(s), then each body text wrapped under it."""
-    out = textwrap.wrap(
-        head, WIDTH, initial_indent="  ", subsequent_indent=" " * indent, break_on_hyphens=False
-    )
-    for text in body:
-        out.extend(_wrap(text, indent))
-    return out
+def render(report: Report, all_: bool = False, top: int = 15, wide: bool = False) -> str:
+    """The report for a terminal: every line at most 80 columns (whole lines if `wide`)."""
+    return _render(report, all_, top, _Lines(0 if wide else WIDTH))
 
 
-def render(report: Report, all_: bool = False, top: int = 15) -> str:
-    """The report for a terminal: every line at most 80 columns."""
+def _render(report: Report, all_: bool, top: int, o: _Lines) -> str:
     r, old = report.release, report.old
     title = f"vLLM {r.version} ({r.path.name})"
     if old is not None:
         title += f" against {old.version}"
-    out = _wrap(f"{title}: {len(r.files)} files, {len(r.templates)} templates", 0)
+    o.wrap(f"{title}: {len(r.files)} files, {len(r.templates)} templates")
 
-    out += ["", f"Drift ({len(report.drift)}): rules in range whose wording is gone"]
+    o.blank()
+    o.wrap(f"Drift ({len(report.drift)}): rules in range whose wording is gone")
     for f in report.drift:
         body = []
         if f.old_locations:
@@ -153,52 +176,50 @@ def render(report: Report, all_: bool = False, top: int = 15) -> str:
             label = "reworded as" if f.change == "reworded" else "nearest (not a rewording)"
             body.append(f"{label}, similarity {near.similarity:.2f}: {near.template.location}")
             body.append(near.diff)
-        out += _item(f"{f.rule_id}  {f.change}", body)
+        o.item(f"{f.rule_id}  {f.change}", body)
 
-    out += ["", f"Outside range ({len(report.outside)}): wording present, range too narrow"]
+    o.blank()
+    o.wrap(f"Outside range ({len(report.outside)}): wording present, range too narrow")
     for f in report.outside:
-        out += _item(f"{f.rule_id}  found at {', '.join(f.locations[:2])}", [])
+        o.item(f"{f.rule_id}  found at {', '.join(f.locations[:2])}", [])
 
+    o.blank()
     moved = report.moved("file")
-    out += ["", f"Moved ({len(moved)}): wording in another file than the newest reference"]
+    o.wrap(f"Moved ({len(moved)}): wording in another file than the newest reference")
     for f in moved:
         assert f.moved is not None
-        out += _item(f"{f.rule_id}  {f.moved.reference}", ["now " + ", ".join(f.moved.found[:2])])
+        o.item(f"{f.rule_id}  {f.moved.reference}", ["now " + ", ".join(f.moved.found[:2])])
+    o.blank()
     shifted = report.moved("line")
-    out += ["", f"Shifted ({len(shifted)}): same file, another line than the reference"]
+    o.wrap(f"Shifted ({len(shifted)}): same file, another line than the reference")
     if all_:
         for f in shifted:
             assert f.moved is not None
-            out += _item(f"{f.rule_id}  {f.moved.reference} -> {f.moved.found[0]}", [])
+            o.item(f"{f.rule_id}  {f.moved.reference} -> {f.moved.found[0]}", [])
     elif shifted:
-        out += _wrap(", ".join(f.rule_id for f in shifted) + " (--all lists them)", 2)
+        o.wrap(", ".join(f.rule_id for f in shifted) + " (--all lists them)", 2)
 
+    o.blank()
     action = report.engine_action
-    checks = report.engine if all_ else action
-    out += [
-        "",
+    o.wrap(
         f"Engine strings ({len(action)} to check of {len(report.engine)}): "
-        "version lines, phase markers, OOM frames",
-    ]
-    for c in checks:
-        head = f"{c.status:<8} {c.probe.group} {c.probe.family}: {c.probe.name}"
+        "version lines, phase markers, OOM frames"
+    )
+    for c in report.engine if all_ else action:
         body = []
         if c.moved and c.old_locations:
             body.append(f"moved: {c.old_locations[0]} -> {c.locations[0]}")
         elif c.locations:
             body.append(f"at {c.locations[0]}")
-        out += _item(head, body, 11)
+        o.item(f"{c.status:<8} {c.probe.group} {c.probe.family}: {c.probe.name}", body, 11)
 
+    o.blank()
     scope = "new in this release" if old is not None else "in this release"
     likely = Counter(g.likelihood for g in report.gaps)
-    out += [
-        "",
-        *_wrap(
-            f"Gaps ({len(report.gaps)} {scope}, {likely['high']} high): boot-path "
-            "messages no rule matches, most likely to end a boot first",
-            0,
-        ),
-    ]
+    o.wrap(
+        f"Gaps ({len(report.gaps)} {scope}, {likely['high']} high): boot-path "
+        "messages no rule matches, most likely to end a boot first"
+    )
     shown = report.gaps if all_ else report.gaps[:top]
     for n, g in enumerate(shown, 1):
         t = g.template
@@ -206,29 +227,24 @@ def render(report: Report, all_: bool = False, top: int = 15) -> str:
         head = f"{n:>3}. {g.likelihood:<6} {t.location}  {how}"
         if t.function:
             head += f" in {t.function}"
-        out += _item(head, [t.text if len(t.text) <= 300 else t.text[:297] + "..."], 14)
+        text = t.text if len(t.text) <= 300 or o.width <= 0 else t.text[:297] + "..."
+        o.item(head, [text], 14)
     if len(shown) < len(report.gaps):
-        out += _wrap(f"... {len(report.gaps) - len(shown)} more (--all or --json)", 2)
+        o.wrap(f"... {len(report.gaps) - len(shown)} more (--all or --json)", 2)
 
     if report.rules.unchecked:
         by = Counter(p for _r, p in report.rules.unchecked)
         who = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
-        out += [
-            "",
-            *_wrap(
-                f"Not checked ({len(report.rules.unchecked)}): rules whose text "
-                f"another package prints ({who})",
-                0,
-            ),
-        ]
+        o.blank()
+        o.wrap(
+            f"Not checked ({len(report.rules.unchecked)}): rules whose text another "
+            f"package prints ({who})"
+        )
     s = report.summary()
-    out += [
-        "",
-        *_wrap(
-            f"vLLM {r.version}: {s['rules_ok']} of {s['rules_checked']} vLLM-printed rules agree "
-            f"with this release's source; {s['moved']} moved, {s['gaps']} gaps; "
-            + ("action needed" if report.needs_action else "nothing to change"),
-            0,
-        ),
-    ]
-    return "\n".join(out)
+    o.blank()
+    o.wrap(
+        f"vLLM {r.version}: {s['rules_ok']} of {s['rules_checked']} vLLM-printed rules agree "
+        f"with this release's source; {s['moved']} moved, {s['gaps']} gaps; "
+        + ("action needed" if report.needs_action else "nothing to change")
+    )
+    return "\n".join(o.out)

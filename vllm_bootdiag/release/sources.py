@@ -286,8 +286,8 @@ def read_files(path: Path) -> dict[str, str]:
     if path.is_file():
         if not zipfile.is_zipfile(path):
             raise SourceError(
-                f"{path.name} is not a wheel or zip (truncated download? a wheel is a zip "
-                "file; `pip download --no-deps vllm==X` gives one)"
+                f"not a readable wheel: {path.name} is no zip file (a download cut short? "
+                "`pip download --no-deps vllm==X` gives a wheel)"
             )
         return dict(_read_zip(path))
     return dict(_read_tree(path))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_bootdiag import logline
+from vllm_bootdiag.text import logline
 
 MSG = "Available KV cache memory: 1.0 GiB"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from vllm_bootdiag import scan, timeline, versions
+from vllm_bootdiag import timeline, versions
 from vllm_bootdiag.engine import match
 from vllm_bootdiag.rules import BY_ID, RULES, Rule, RuleSet
+from vllm_bootdiag.text import triage
 
 KV_LINE = BY_ID["KV004"].examples[0]
 CUT = KV_LINE[: KV_LINE.index(" Based on")]
@@ -58,7 +59,7 @@ def test_precedence_cause_then_exact_then_rank() -> None:
 
 
 def _hits(lines: list[str], rules: tuple[Rule, ...]) -> list[tuple[int, str]]:
-    tail = scan.Tail(lines, timeline.progress_key)
+    tail = triage.Tail(lines, timeline.progress_key)
     return [(h.index, h.rule.id) for h in match.hits(tail, RuleSet(rules))]
 
 

@@ -141,7 +141,7 @@ def test_declared_gaps_are_still_gaps() -> None:
 def test_literals_sit_where_the_search_looks() -> None:
     """Literals are searched only in the head of a line (scan.SEARCH_WIDTH); leave room for
     a process tag, a level, a timestamp and a container runtime's prefix before it."""
-    from vllm_bootdiag.scan import SEARCH_WIDTH
+    from vllm_bootdiag.text.triage import SEARCH_WIDTH
 
     for rule in RULES:
         for ex in rule.examples:

@@ -15,7 +15,8 @@ from .diagnosis import Diagnosis
 from .engine.diagnose import diagnose
 from .rules.ruleset import RuleSet, resolve
 from .rules.schema import Rule
-from .scan import Tail
+from .text.normalize import normalize
+from .text.triage import Tail
 
 
 def _cut_text(text: str, lines: int) -> tuple[str, int]:
@@ -34,7 +35,8 @@ def _lines(log: str | Sequence[str], lines: int) -> tuple[list[str], int]:
     """The tail as clean lines (no CR, NUL or overlong line) and its first line number."""
     if isinstance(log, str):
         text, first = _cut_text(log, lines)
-        return logtail.split_lines(text, lines), first
+        kept = logtail.split_lines(text, None)
+        return kept[-lines:], first + max(len(kept) - lines, 0)
     first = max(len(log) - lines, 0) + 1
     kept = list(log[first - 1 :])
     joined = "\n".join(kept)
@@ -58,8 +60,9 @@ def run(
 ) -> Diagnosis:
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
-    tail = Tail(raw, timeline.progress_key)
-    return diagnose(tail, version, rules)
+    lines, repairs = normalize(raw, first_line=first_line, lookahead=lookahead)
+    tail = Tail([ln.text for ln in lines], timeline.progress_key, [ln.first for ln in lines])
+    return diagnose(tail, version, rules, repairs)
 
 
 def classify(
@@ -68,15 +71,18 @@ def classify(
     *,
     rules: RuleSet | None = None,
     extra_rules: Iterable[Rule] = (),
+    first_line: int = 1,
 ) -> Diagnosis:
     """Classify a boot log given as text or as lines (the tail a worker kept).
 
     Input longer than the default tail is cut to its last 400 lines, as a worker
     keeps them. `rules` replaces the built-in table; `extra_rules` are added to it.
+    `first_line` is the number of the log's first line in its file, when the log
+    is itself a tail (evidence then cites file line numbers).
     Never raises on content: unreadable input gives `unknown`.
     """
     lines, first = _lines(log, logtail.DEFAULT_LINES)
-    return run(lines, version, resolve(rules, extra_rules), first_line=first)
+    return run(lines, version, resolve(rules, extra_rules), first_line=first + first_line - 1)
 
 
 def classify_file(

@@ -16,7 +16,7 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
-from .scan import Tail
+from .text.triage import Tail
 
 PHASES: tuple[str, ...] = (
     "arguments",
@@ -338,7 +338,7 @@ _YEAR_START = date(2000, 1, 1).toordinal()
 
 
 def build_from_tail(tail: Tail, phases: list[tuple[int, str]] | None = None) -> Timeline:
-    """The timeline of a tail already sorted by `scan.Tail` with `progress_key`
+    """The timeline of a tail already sorted by `triage.Tail` with `progress_key`
     (`phases`: its `phase_lines`, when the caller has them already)."""
     stamps = {i: ts for i, _key, _message, ts in tail.markers}
     firsts: list[tuple[str, int, str | None, float | None]] = []
@@ -358,7 +358,7 @@ def build_from_tail(tail: Tail, phases: list[tuple[int, str]] | None = None) -> 
             if now is not None:
                 start = now if start is None else start
                 offset = float(now - start)
-        firsts.append((phase, i + 1, ts, offset))
+        firsts.append((phase, tail.number(i), ts, offset))
     events: list[PhaseEvent] = []
     for k, (phase, line, ts, offset) in enumerate(firsts):
         later = [o for *_, o in firsts[k + 1 :] if o is not None]

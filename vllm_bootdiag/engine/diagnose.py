@@ -17,7 +17,7 @@ from .. import outcomes, timeline, versions
 from ..diagnosis import Diagnosis
 from ..outcomes import Evidence, _Outcome
 from ..rules.ruleset import RuleSet
-from ..scan import Tail
+from ..text.triage import Tail
 from .match import Hit, hits
 
 MAX_EVIDENCE = 4
@@ -34,7 +34,7 @@ def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
         if key in _VERSION_MARKERS:
             found = versions.detect((message,))
             if found is not None:
-                return versions.Detected(found.version, "log", i + 1)
+                return versions.Detected(found.version, "log", tail.number(i))
     return None
 
 
@@ -167,7 +167,9 @@ def _outcome(
         fields.setdefault(name, getattr(facts, fact))
     allowed = outcomes.field_names(kind)
     fields = {k: v for k, v in fields.items() if k in allowed}
-    ev = tuple(Evidence(line=i + 1, text=tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE])
+    ev = tuple(
+        Evidence(line=tail.number(i), text=tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE]
+    )
     return outcomes.build(kind, rule_id=hit.rule.id, evidence=ev, **fields)
 
 
@@ -200,8 +202,8 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
         if _EXCEPTION.match(msg):
             return outcomes.Unknown(
                 last_error_line=msg,
-                last_error_line_number=i + 1,
-                evidence=(Evidence(line=i + 1, text=msg),),
+                last_error_line_number=tail.number(i),
+                evidence=(Evidence(line=tail.number(i), text=msg),),
             )
         if fallback is None and line.is_error:
             fallback = i
@@ -209,8 +211,8 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
         msg = tail.parsed(fallback).message
         return outcomes.Unknown(
             last_error_line=msg,
-            last_error_line_number=fallback + 1,
-            evidence=(Evidence(line=fallback + 1, text=msg),),
+            last_error_line_number=tail.number(fallback),
+            evidence=(Evidence(line=tail.number(fallback), text=msg),),
         )
     return outcomes.Unknown()
 
@@ -266,7 +268,9 @@ _GENERIC_REMEDY = (
 )
 
 
-def diagnose(tail: Tail, hint: str | None, rules: RuleSet) -> Diagnosis:
+def diagnose(
+    tail: Tail, hint: str | None, rules: RuleSet, repairs: tuple[str, ...] = ()
+) -> Diagnosis:
     """The Diagnosis of one tail, read with `rules` (the version's subset is taken here)."""
     detected = _detect(tail, hint)
     version = detected.version if detected else None
@@ -302,5 +306,5 @@ def diagnose(tail: Tail, hint: str | None, rules: RuleSet) -> Diagnosis:
         version_out_of_range=out_of_range,
         remediation=remediation,
         match=rule.tier if rule else None,
-        repairs=(),
+        repairs=repairs,
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
-from ..scan import Tail
+from ..text.triage import Tail
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
-from .. import logtail, scan, versions
+from .. import logtail, versions
 from ..diagnosis import Diagnosis
 from ..rules.ruleset import RuleSet, resolve
 from ..rules.schema import Rule
+from ..text import triage
 from .match import line_rules
 
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
@@ -76,7 +77,7 @@ class BootWatcher:
         if self._reported is not None:
             return None
         # Progress, warnings and traceback frames never end a boot.
-        if scan.sort_line(line)[0] == scan.CANDIDATE:
+        if triage.sort_line(line)[0] == triage.CANDIDATE:
             for rule in line_rules(line, self._rules.for_version(self._version)):
                 if rule.terminal:
                     return self._report()

@@ -1,7 +1,8 @@
-"""One cheap pass over a tail, so classification stays under a millisecond.
+"""Triage: one cheap pass says which lines of a tail a rule or a marker can concern.
 
-Parsing 400 lines with a full regex, or running `str.find` for every literal
-over 50 KB of text, each cost milliseconds. So one pass sorts the lines:
+Classification must stay under a millisecond. Parsing 400 lines with a full
+regex, or running `str.find` for every literal over 50 KB of text, each cost
+milliseconds. So one pass sorts the lines:
 
 * INFO/DEBUG records carry boot progress. Only their message start is tried,
   against the few timeline markers that begin with the same two characters.
@@ -18,12 +19,8 @@ from collections.abc import Callable, Sequence
 
 from . import logline
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_RECORD = re.compile(
-    r"(?:\([^)]*\) ?)?(INFO|DEBUG|WARNING|ERROR|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
-    r" \[[^\]]*\] ?"
-)
-"""A logging record's prefix: process tag, level, timestamp, [file:line]."""
+_RECORD_MATCH = logline.RECORD.match
+
 _FRAME = ("    ", "  File ")
 """How traceback frames and their source lines start."""
 _TORCH_WARNING = re.compile(r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d")
@@ -48,34 +45,47 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
     lines, which never do. `text` is the line without ANSI codes and a container
     runtime's prefix.
     """
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
-    if line[:1].isdigit():
-        line = logline.strip_wrapping(line)  # a container runtime's timestamp
-    rec = _RECORD.match(line)
+    text = line
+    if "\x1b" in text or text[:1].isdigit() or text[-1:] == "\r":
+        text = logline.strip_wrapping(text)
+    rec = _RECORD_MATCH(text)
     if rec is not None:
         level, j = rec[1], rec.end()
         if level == "INFO" or level == "DEBUG":
-            return PROGRESS, line, j, rec[2]
-        if level == "WARNING" or line.startswith(_FRAME, j):
-            return SKIP, line, j, rec[2]
-        return CANDIDATE, line, j, rec[2]
+            return PROGRESS, text, j, rec[2]
+        if level[0] == "W" or text.startswith(_FRAME, j):
+            return SKIP, text, j, rec[2]
+        return CANDIDATE, text, j, rec[2]
     # Raw stderr; 0.10-0.30 put a process tag in front of it too.
-    j = line.find(") ") + 2 if line[:1] == "(" else 0
-    if line.startswith(_FRAME, j) or _TORCH_WARNING.match(line, j):
-        return SKIP, line, j, None
-    return CANDIDATE, line, j, None
+    j = logline.tag_end(text) if text[:1] == "(" else 0
+    if text.startswith(_FRAME, j) or _TORCH_WARNING.match(text, j):
+        return SKIP, text, j, None
+    return CANDIDATE, text, j, None
 
 
 class Tail:
     """The lines of a tail, sorted into progress and candidate-failure lines."""
 
-    __slots__ = ("_found", "_parsed", "_starts", "lines", "markers", "other", "other_text")
+    __slots__ = (
+        "_found",
+        "_numbers",
+        "_parsed",
+        "_starts",
+        "lines",
+        "markers",
+        "other",
+        "other_text",
+    )
 
     def __init__(
-        self, lines: Sequence[str], progress: Callable[[str], str | None] | None = None
+        self,
+        lines: Sequence[str],
+        progress: Callable[[str], str | None] | None = None,
+        numbers: Sequence[int] | None = None,
     ) -> None:
         self.lines = list(lines)
+        self._numbers = numbers
+        """Each line's number in the original input (`Line.first`); None: 1, 2, ..."""
         self.markers: list[tuple[int, str, str, str]] = []
         """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
@@ -119,10 +129,14 @@ class Tail:
             pos = text.find(literal, starts[k + 1])
         return found
 
+    def number(self, index: int) -> int:
+        """The original line number of the line at a 0-based index: what evidence cites."""
+        return self._numbers[index] if self._numbers is not None else index + 1
+
     def parsed(self, index: int) -> logline.LogLine:
-        """The parsed line at a 0-based index (numbers in LogLine are 1-based)."""
+        """The parsed line at a 0-based index (its `number` is the original one)."""
         line = self._parsed.get(index)
         if line is None:
-            line = logline.parse(self.lines[index], index + 1)
+            line = logline.parse(self.lines[index], self.number(index))
             self._parsed[index] = line
         return line

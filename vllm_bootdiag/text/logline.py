@@ -1,0 +1,136 @@
+"""The one parser for vLLM's line wrapping: ANSI, runtime prefixes, process tag, record.
+
+vLLM wraps its messages in layers that changed across releases: a process tag
+`(EngineCore_DP0 pid=12)` (ANSI-coloured in some releases), a level, an
+`mm-dd HH:MM:SS` timestamp, a `[file.py:N]` source, and then the message. Raw
+stderr (tracebacks, tqdm bars) has fewer layers or none. Container runtimes put
+their own RFC 3339 timestamp (and a stream name) in front of it all. Rules match
+the message only, so every wrapping reduces to the same text.
+
+`head()` is the cheap part (where the message starts, the level, the timestamp)
+that triage runs on every line; `parse()` adds the process tag and source for
+the few lines a rule or the diagnosis reads. Both use the same expressions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+"""An ANSI SGR/CSI escape (colour, cursor): the only copy of this expression."""
+
+# Docker (`docker logs -t`) and Kubernetes/CRI (`<ts> stdout F <line>`) prefixes.
+_RUNTIME = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
+    r"(?:(?:stdout|stderr)[ \t]+[FP][ \t]+)?"
+)
+
+_TAG = re.compile(r"\((?P<proc>[A-Za-z][^()]{0,80}?) pid=(?P<pid>\d+)[^()]{0,200}\) ?")
+"""vLLM's process tag: `(EngineCore_DP0 pid=12)`, `(RayWorkerWrapper pid=3, ip=...)`.
+Bounded repeats: a 16 KB run of `pid=1` without a closing parenthesis stays linear."""
+
+RECORD = re.compile(
+    r"(?:\([^()]{0,300}\) ?)?"
+    r"(INFO|DEBUG|WARNING|ERROR|CRITICAL|WARN) "
+    r"(\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? "
+    r"\[([^\]]*)\] ?"
+)
+"""A logging record's prefix: an optional process tag, the level (group 1), the
+timestamp (2) and the [file:line] source (3). Triage matches it on every line."""
+
+
+def split(text: str) -> tuple[int, int, str | None, str | None, str | None]:
+    """(tag end, message start, level, timestamp, source) of a line already stripped
+    of its wrapping: one match for a record, a tag match only for a tagged raw line."""
+    rec = RECORD.match(text)
+    if rec is not None:
+        level = rec[1]
+        src = rec[3]
+        return (
+            rec.start(1),
+            rec.end(),
+            "WARNING" if level == "WARN" else level,
+            rec[2],
+            src if ":" in src and " " not in src else None,
+        )
+    end = tag_end(text)
+    return end, end, None, None, None
+
+
+def tag_end(text: str) -> int:
+    """Where a raw line's process tag ends (0: none)."""
+    if text[:1] != "(":
+        return 0
+    m = _TAG.match(text)
+    return m.end() if m is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """Where a line's message starts, and the record's level and timestamp (None for
+    raw stderr). `text` is the line less CR, ANSI codes and a runtime prefix."""
+
+    text: str
+    start: int
+    level: str | None
+    timestamp: str | None
+    tag_end: int
+    """Where the process tag ends (0: no tag)."""
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of output with vLLM's wrapping taken apart.
+
+    `message` is what the rule patterns see. For a raw stderr line (a traceback,
+    a progress bar) it is the line itself, less ANSI codes and prefixes.
+    """
+
+    number: int
+    raw: str
+    message: str
+    process: str | None = None
+    pid: int | None = None
+    level: str | None = None
+    timestamp: str | None = None
+    source: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """ERROR or CRITICAL records."""
+        return self.level in ("ERROR", "CRITICAL")
+
+
+def strip_wrapping(raw: str) -> str:
+    """Drop CR, ANSI codes and a container-runtime prefix; keep everything else."""
+    text = raw.rstrip("\r\n")
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    if text[:1].isdigit():
+        m = _RUNTIME.match(text)
+        if m is not None:
+            text = text[m.end() :]
+    return text
+
+
+def head(raw: str) -> Head:
+    """The cheap split of one line: message start, level, timestamp."""
+    text = strip_wrapping(raw)
+    tag_end, start, level, ts, src = split(text)
+    return Head(text, start, level, ts, tag_end, src)
+
+
+def parse(raw: str, number: int = 0) -> LogLine:
+    """Parse one line; `number` is its 1-based line number."""
+    h = head(raw)
+    process: str | None = None
+    pid: int | None = None
+    if h.tag_end:
+        m = _TAG.match(h.text)
+        if m is not None:
+            process, pid = m["proc"], int(m["pid"])
+    return LogLine(
+        number, raw, h.text[h.start :].strip(), process, pid, h.level, h.timestamp, h.source
+    )

@@ -161,8 +161,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "aside for the run), as after an install with --no-deps",
     ),
     Scenario(
-        "torch-mismatch",
-        "broken_install",
+        "torch-newer",
+        "booted",
         "smollm2-135m-shape",
         EAGER,
         KV2,
@@ -171,8 +171,22 @@ SCENARIOS: tuple[Scenario, ...] = (
         until="0.33",
         packages=CPU_BUILD,
         overlay="torch==2.14.0",
-        notes="vLLM's CPU extension, built for torch 2.13.0+cpu, imported by torch 2.14.0 "
-        "installed in front of the release's environment (as after `pip install -U torch`)",
+        notes="torch 2.14.0 installed in front of the release's environment, whose CPU "
+        "extension was built for torch 2.13.0+cpu (as after `pip install -U torch`)",
+    ),
+    Scenario(
+        "torch-older",
+        "broken_install",
+        "smollm2-135m-shape",
+        EAGER,
+        KV2,
+        mode="boot",
+        since="0.27",
+        until="0.33",
+        packages=CPU_BUILD,
+        overlay="torch==2.11.0",
+        notes="torch 2.11.0 installed in front of the release's environment, whose CPU "
+        "extension was built for torch 2.13.0+cpu",
     ),
     Scenario(
         "tp4-heads9",

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Print the version x outcome table of ``corpus/`` for corpus/README.md.
 
-Why: the README's counts must come from the labels, not from memory. Stdlib only.
+Why: the README's counts must come from the labels, not from memory. ``--write`` replaces the
+table between ``<!-- table -->`` and ``<!-- /table -->`` in corpus/README.md. Stdlib only.
 """
 
 from __future__ import annotations
 
 import collections
+import io
 import json
 import re
+import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -19,7 +23,7 @@ def vkey(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
-def main() -> None:
+def table() -> None:
     """Markdown table: one row per version, one column per outcome, C=captured R=reconstructed."""
     cells: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(
         collections.Counter
@@ -47,5 +51,25 @@ def main() -> None:
     print(f"\ncaptured: {totals['captured']}, reconstructed: {totals['reconstructed']}")
 
 
+def main(argv: list[str]) -> int:
+    """Print the table, or with ``--write`` put it into corpus/README.md."""
+    if argv != ["--write"]:
+        table()
+        return 0
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        table()
+    readme = CORPUS / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    start, end = "<!-- table -->\n", "<!-- /table -->"
+    if start not in text or end not in text:
+        print(f"{readme}: no {start.strip()} ... {end} markers", file=sys.stderr)
+        return 2
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + start + buf.getvalue() + end + tail, encoding="utf-8")
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

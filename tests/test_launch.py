@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from vllm_bootdiag import classify
 from vllm_bootdiag.launch import LaunchConfig, LaunchConfigError, parse_int
@@ -387,3 +388,27 @@ def test_from_argv_parses_any_tokens_or_says_why(tokens: list[str]) -> None:
     except LaunchConfigError:
         return
     assert LaunchConfig.from_argv(config.to_argv()).to_argv() == config.to_argv()
+
+
+def test_env_keeps_vllms_own_variables_and_carries_them() -> None:
+    env = {
+        "MAX_NUM_SEQS": "64",
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0",
+        "VLLM_CPU_KVCACHE_SPACE": "",
+        "HOME": "/root",
+    }
+    c = LaunchConfig.from_env(env)
+    assert c.env == (("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "0"),)
+    assert c.to_env()["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "0"
+    assert c.to_env()["MAX_NUM_SEQS"] == "64"
+    assert hash(c) == hash(LaunchConfig.from_env(env))  # still usable in a set
+    assert LaunchConfig(env={"B": "2", "A": "1"}).env == (("A", "1"), ("B", "2"))
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"1BAD": "x"}, {"A=B": "x"}, {"A": "nul\x00"}, {"A": "x" * 5000}, [("A",)]],
+)
+def test_env_rejects_what_exec_would(env: object) -> None:
+    with pytest.raises(ValidationError):
+        LaunchConfig.model_validate({"env": env})

@@ -239,6 +239,139 @@ def test_without_max_concurrency_seqs_still_go_down_before_eager(
     assert "lower_concurrency" in kinds
 
 
+def render_018(max_model_len: int, graph_gib: float) -> str:
+    """A failed 0.18.0 boot: the estimate printed, not subtracted (the 0.18 default,
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0), so the KV check had all 13.23 GiB."""
+    available = round(BEFORE_GRAPHS_GIB * GIB)
+    needed = math.ceil(max_model_len / BLOCK) * BLOCK * KV_PER_TOKEN
+    est = available // (BLOCK * KV_PER_TOKEN) * BLOCK
+    suggested = min(round(0.9 + graph_gib / TOTAL_GIB, 4), 1.0)
+    api, eng = "APIServer pid=2210", "EngineCore_DP0 pid=2300"
+    lines = [
+        _rec(api, "INFO", "16:18:01", "utils.py:299", " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.18.0"),
+        # 0.18.0 vllm/v1/engine/core.py:103
+        _rec(
+            eng,
+            "INFO",
+            "16:18:09",
+            "core.py:103",
+            "Initializing a V1 LLM engine (v0.18.0) with config: "
+            f"model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len={max_model_len}",
+        ),
+        # 0.18.0 gpu_model_runner.py:4566, :5607, :5686
+        _rec(
+            eng,
+            "INFO",
+            "16:18:34",
+            "gpu_model_runner.py:4566",
+            "Model loading took 14.99 GiB memory and 21.338710 seconds",
+        ),
+        _rec(
+            eng,
+            "INFO",
+            "16:19:24",
+            "gpu_model_runner.py:5607",
+            "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)",
+        ),
+        _rec(
+            eng,
+            "INFO",
+            "16:19:31",
+            "gpu_model_runner.py:5686",
+            f"Estimated CUDA graph memory: {graph_gib:.2f} GiB total",
+        ),
+        # 0.18.0 gpu_worker.py:456, :490 (the estimate off: the default)
+        _rec(
+            eng,
+            "INFO",
+            "16:19:31",
+            "gpu_worker.py:456",
+            f"Available KV cache memory: {_format_gib(available)} GiB",
+        ),
+        _rec(
+            eng,
+            "INFO",
+            "16:19:31",
+            "gpu_worker.py:490",
+            "In v0.19, CUDA graph memory profiling will be enabled by default "
+            "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for "
+            "CUDA graph memory during KV cache allocation. To try it now, set "
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization "
+            f"from 0.9000 to {suggested:.4f} to maintain the same effective KV cache size.",
+        ),
+        # 0.18.0 core.py:1099; kv_cache_utils.py:641 (KV1-d: "models's", no CPU note)
+        _rec(eng, "ERROR", "16:19:32", "core.py:1099", "EngineCore failed to start."),
+        _rec(
+            eng,
+            "ERROR",
+            "16:19:32",
+            "core.py:1099",
+            "ValueError: To serve at least one request with the models's max seq len "
+            f"({max_model_len}), ({_format_gib(needed)} GiB KV cache is needed, which is "
+            f"larger than the available KV cache memory ({_format_gib(available)} GiB). "
+            f"Based on the available memory, the estimated maximum model length is {est}. "
+            "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/"
+            "conserving_memory/ for more details.",
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_018_estimate_printed_but_not_subtracted_never_goes_eager() -> None:
+    """0.18 printed 0.53 GiB of graphs that the KV check never paid for: eager would free
+    nothing there, so even a policy that prefers eager gets the cut."""
+    d = classify(render_018(108440, 0.53))
+    assert d.vllm_version == "0.18.0" and d.primary.kind == "kv_cache_shortfall"
+    assert d.facts.cuda_graph_profiling == "will be enabled"
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "108440", "GPU_MEMORY_UTILIZATION": "0.9"}
+    policy = Policy.from_env({**env, "VLLM_BOOTDIAG_MAX_CONTEXT_CUT_BEFORE_EAGER": "0"})
+    r = plan(d, LaunchConfig.from_env(env), policy)
+    assert isinstance(r, Relaunch)
+    assert r.step == "lower_max_num_seqs+lower_max_model_len"
+    assert not r.config.enforce_eager and r.config.max_num_seqs == 32
+    assert r.config.max_model_len == 107520  # vLLM's 108368, rounded
+    assert "not subtracted" in r.reason  # fewer seqs' share: no graph memory counted
+    # 0.32 with the same figure subtracted says so instead.
+    r2 = plan(classify(render(108440, 0.53, "v1")), LaunchConfig.from_env(env), policy)
+    assert isinstance(r2, Relaunch)
+    assert "(the log: CUDA graph memory profiling is enabled)" in r2.reason
+
+
+def test_032_with_estimate_env_0_plans_from_the_env_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 in the worker's env: the 0.32 log prints
+    the estimate, then a WARNING (gpu_worker.py:791) instead of the INFO line."""
+    log = render(108440, 0.30, "v1")
+    lines = [
+        line for line in log.splitlines() if "CUDA graph memory profiling is enabled" not in line
+    ]
+    # Not subtracted: the KV check had the 0.30 GiB too (12.93 + 0.30 = 13.23 GiB).
+    text = "\n".join(lines).replace("12.93 GiB", "13.23 GiB").replace("105920", "108368")
+    warning = _rec(
+        "EngineCore pid=2300",
+        "WARNING",
+        "16:19:31",
+        "gpu_worker.py:791",
+        "CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). "
+        "Without it, CUDA graph memory is not accounted for during KV cache allocation, "
+        "which may require lowering --gpu-memory-utilization to avoid OOM. Consider "
+        "re-enabling it (the default as of v0.21.0) and increasing --gpu-memory-utilization "
+        "from 0.9500 to 0.9596.",
+    )
+    text = text.replace("[gpu_worker.py:759]", "[gpu_worker.py:759]", 1) + warning + "\n"
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "108440", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
+    data = _plan_from_env_file(tmp_path, capsys, text, env)
+    assert data["step"] == "lower_max_num_seqs+lower_max_model_len"
+    out_env = data["env"]
+    assert isinstance(out_env, dict)
+    assert "ENFORCE_EAGER" not in out_env and out_env["MAX_NUM_SEQS"] == "32"
+    assert out_env["MAX_MODEL_LEN"] == "107520"
+    assert out_env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "0"  # carried on
+    assert "ESTIMATE_CUDAGRAPHS=0 in the launch's environment" in str(data["reason"])
+
+
 def test_seqs_alone_where_its_conservative_share_covers_the_gap() -> None:
     # 1.10 GiB of graphs and a 0.31 GiB gap: half the figure (0.55) covers it. (The
     # card holds the same 13.23 GiB before graphs; the length is chosen for the gap.)

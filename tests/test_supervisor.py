@@ -88,6 +88,27 @@ def _run(fake: Fake, argv: list[str], policy: Policy, **kw: Any) -> tuple[RunSum
     return sup.run(), sup
 
 
+def test_launch_config_env_is_applied_on_every_attempt(tmp_path: Path, fake_env: None) -> None:
+    fake = Fake(
+        tmp_path,
+        [
+            {"log": "kv_shortfall__big-gap.log", "exit": 1},
+            {"log": "booted__eager.log", "serve": True},
+        ],
+    )
+    sup = fake.supervisor(fake.argv(), Policy(max_concurrency=30))
+    sup.config = sup.config.model_copy(
+        update={"env": (("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "0"),)}
+    )
+    try:
+        summary = sup.run()
+        assert summary.booted and len(summary.attempts) == 2
+        envs = [json.loads(x) for x in Path(str(fake.record) + ".env").read_text().splitlines()]
+        assert [e.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") for e in envs] == ["0", "0"]
+    finally:
+        sup.stop()
+
+
 def test_relaunch_order_seqs_and_eager_then_context_then_booted(
     tmp_path: Path, fake_env: None
 ) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import regex
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 MaxModelLen = int | Literal["auto"]
 
@@ -117,6 +117,19 @@ ENV_NAMES: dict[str, str] = {
 """Field -> the environment variable a serving worker reads it from (the names
 the common serverless vLLM workers use)."""
 
+VLLM_ENV_NAMES: tuple[str, ...] = (
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+    "VLLM_USE_V2_MODEL_RUNNER",
+    "VLLM_CPU_KVCACHE_SPACE",
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+    "PYTORCH_CUDA_ALLOC_CONF",
+)
+"""vLLM's own environment variables that change what a boot reserves or accepts:
+`from_env` keeps them in `LaunchConfig.env`, so the planner knows (for one) whether
+the CUDA-graph estimate was subtracted, and a relaunch carries them."""
+
+_ENV_NAME = regex.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
 
 def _convert(field: str, text: str) -> Any:
     """An argv or env string -> the field's typed value."""
@@ -167,6 +180,31 @@ class LaunchConfig(BaseModel):
     port: int | None = None
     compilation_config_other: str | None = None
     extra_args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    """Environment overrides for the child, as sorted (name, value) pairs (a mapping is
+    accepted): the supervisor applies them on every attempt."""
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_pairs(cls, value: Any) -> Any:
+        """A mapping or pairs -> sorted pairs; names must be variable names, values
+        free of NUL (the OS rejects them at exec time, far from the cause)."""
+        pairs = list(value.items()) if isinstance(value, Mapping) else list(value)
+        out: dict[str, str] = {}
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError("env entries are (name, value) pairs")
+            name, text = pair
+            if not isinstance(name, str) or not _ENV_NAME.match(name):
+                raise ValueError(f"not an environment variable name: {name!r}")
+            if not isinstance(text, str) or "\x00" in text or len(text) > 4096:
+                raise ValueError(f"{name}: not a usable environment value")
+            out[name] = text
+        return tuple(sorted(out.items()))
+
+    def env_vars(self) -> dict[str, str]:
+        """`env` as a dict."""
+        return dict(self.env)
 
     # --- reading ---------------------------------------------------------------
 
@@ -244,6 +282,9 @@ class LaunchConfig(BaseModel):
             if text is None or text.strip() == "":
                 continue
             fields[field] = _convert(field, text)
+        kept = {n: env[n] for n in VLLM_ENV_NAMES if env.get(n, "").strip() != ""}
+        if kept:
+            fields["env"] = kept
         return _validated(cls, fields, "env")
 
     @classmethod
@@ -330,10 +371,11 @@ class LaunchConfig(BaseModel):
     def to_env(self, prefix: str = "") -> dict[str, str]:
         """The worker environment variables for the typed settings that are set.
 
-        `extra_args` and `compilation_config_other` have no variable: a worker
-        that launches from env alone carries them itself.
+        `env`'s overrides come back as they are. `extra_args` and
+        `compilation_config_other` have no variable: a worker that launches from
+        env alone carries them itself.
         """
-        env: dict[str, str] = {}
+        env: dict[str, str] = dict(self.env)
         for field, name in ENV_NAMES.items():
             value = getattr(self, field)
             if value is None:

@@ -288,7 +288,9 @@ class Supervisor:
                 self.echo.flush()
 
     def _start(self, config: LaunchConfig) -> subprocess.Popen[bytes]:
-        env = {**os.environ, **self.env} if self.env is not None else None
+        env: dict[str, str] | None = None
+        if self.env is not None or config.env:
+            env = {**os.environ, **(self.env or {}), **config.env_vars()}
         proc = subprocess.Popen(
             config.to_argv(),
             stdin=subprocess.DEVNULL,

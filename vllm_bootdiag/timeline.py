@@ -87,9 +87,19 @@ MARKERS: tuple[Marker, ...] = (
     Marker("profiling", r"Initial profiling/warmup run|Memory profiling takes", "profiling"),
     Marker(
         "graph_profiling",
-        r"Profiling CUDA graph memory|CUDA graph memory profiling is",
+        r"Profiling CUDA graph memory|CUDA graph memory profiling is"
+        r"|In v0\.19, CUDA graph memory profiling",
         "profiling",
-        (("cuda_graph_largest_capture", r"\(largest=(\d+)\)"),),
+        (
+            ("cuda_graph_largest_capture", r"\(largest=(\d+)\)"),
+            # gpu_worker.py (0.18-0.32): whether the estimate was subtracted from KV memory
+            ("cuda_graph_profiling", r"CUDA graph memory profiling (is enabled|will be enabled)"),
+            ("graph_profiling_gpu_memory_utilization", r"current --gpu-memory-utilization=" + _N),
+            (
+                "suggested_gpu_memory_utilization",
+                r"--gpu-memory-utilization (?:to|from \S+ to) " + _N,
+            ),
+        ),
         device="cuda",
     ),
     Marker(
@@ -264,6 +274,12 @@ class BootFacts(BaseModel):
     cuda_graph_largest_capture: int | None = None
     """The largest batch size captured (the first `largest=N` of `Profiling CUDA graph
     memory`: the mixed prefill-decode graphs, which are the larger)."""
+    cuda_graph_profiling: str | None = None
+    """`is enabled` (the estimate was subtracted from KV memory) or `will be enabled`
+    (0.18-0.19 by default: printed, not subtracted), from gpu_worker.py's INFO line."""
+    graph_profiling_gpu_memory_utilization: float | None = None
+    suggested_gpu_memory_utilization: float | None = None
+    """The utilization that line names: the asked one plus the graph estimate's share."""
     auto_fit_max_model_len: int | None = None
     port: int | None = None
     init_engine_seconds: float | None = None

@@ -12,7 +12,8 @@ attempts[n] (the last one repeats). Keys of an attempt:
   ignore_sigterm  ignore SIGTERM (so only SIGKILL ends it)
   grandchild      start a sleeping child process first (it shares the process group)
 
-Every launch appends its argv as a JSON line to FAKE_VLLM_RECORD, and a
+Every launch appends its argv as a JSON line to FAKE_VLLM_RECORD (its VLLM_*
+environment to FAKE_VLLM_RECORD + ".env"), and a
 grandchild's pid to FAKE_VLLM_RECORD + ".pids", so a test can check the
 relaunch order and that nothing was left behind. Only 127.0.0.1 is ever bound.
 """
@@ -58,6 +59,8 @@ def _attempt() -> dict[str, Any]:
     n = len(record.read_text(encoding="utf-8").splitlines()) if record.exists() else 0
     with record.open("a", encoding="utf-8") as f:
         f.write(json.dumps(sys.argv[1:]) + "\n")
+    with open(str(record) + ".env", "a", encoding="utf-8") as f:
+        f.write(json.dumps({k: v for k, v in os.environ.items() if k.startswith("VLLM_")}) + "\n")
     attempts: list[dict[str, Any]] = scenario["attempts"]
     return attempts[min(n, len(attempts) - 1)]
 

@@ -144,8 +144,9 @@ def _merge(base: LaunchConfig, over: LaunchConfig, from_argv: bool) -> LaunchCon
     update = {
         k: v
         for k, v in over.model_dump().items()
-        if v is not None and k not in ("command", "extra_args")
+        if v is not None and k not in ("command", "extra_args", "env")
     }
+    update["env"] = tuple(sorted({**base.env_vars(), **over.env_vars()}.items()))
     if from_argv:
         update["command"] = over.command
         update["extra_args"] = over.extra_args

@@ -12,6 +12,7 @@ from packaging.version import Version
 from .. import outcomes
 from ..diagnosis import Diagnosis
 from ..launch import LaunchConfig
+from .graphs import GraphMemory, graph_memory
 from .policy import Policy
 from .results import Attempt, GiveUp
 
@@ -40,21 +41,15 @@ class Ctx:
         return self.history[0].config if self.history else self.config
 
     @property
-    def graph_gib(self) -> float | None:
-        """CUDA-graph memory charged against the KV budget before the KV check.
+    def graph(self) -> GraphMemory:
+        """CUDA-graph memory as the KV check saw it (see planning.graphs)."""
+        return graph_memory(self.diagnosis.facts, self.config, self.version)
 
-        vLLM prints `Estimated CUDA graph memory` (V1 runner, 0.18+) or, under
-        Model Runner V2 (0.29+), a profiling capture's `Graph capturing
-        finished ... took X GiB`. No such line: graphs were not reserved up
-        front, so eager or fewer graphs free nothing for the KV check.
-        """
-        facts = self.diagnosis.facts
-        if self.config.enforce_eager or self.config.kv_cache_memory_bytes is not None:
-            return None
-        g = facts.cuda_graph_estimate_gib
-        if g is None:
-            g = facts.cuda_graph_gib
-        return g if g is not None and g > 0 else None
+    @property
+    def graph_gib(self) -> float | None:
+        """CUDA-graph memory charged against the KV budget before the KV check: what
+        eager mode returns to it. None where nothing was subtracted."""
+        return self.graph.reserved_gib
 
     def steps_taken(self) -> list[str]:
         """Every step run so far; a combined step (`a+b`) counts as each of its parts."""

@@ -62,13 +62,14 @@ def seqs_cut(ctx: Ctx) -> _Seqs | None:
     current = effective_max_num_seqs(cfg)
     if target >= current:
         return None
-    g = ctx.graph_gib
+    graph = ctx.graph
+    g = graph.reserved_gib
     explicit = cfg.max_cudagraph_capture_size is not None or bool(cfg.cudagraph_capture_sizes)
     if g is None or explicit:
         basis = (
             "guess: the capture sizes are set explicitly, fewer seqs leaves them"
             if g is not None
-            else "guess: no CUDA-graph memory reserved up front, so none is counted"
+            else f"guess: no graph memory counted ({graph.basis})"
         )
         return _Seqs(current, target, conc is not None, None, None, basis)
     printed = ctx.diagnosis.facts.cuda_graph_largest_capture
@@ -78,7 +79,7 @@ def seqs_cut(ctx: Ctx) -> _Seqs | None:
     scaled = round(g * share, 3)
     frees = round(g * min(share, GRAPH_SHRINK_CREDIT), 3)
     basis = (
-        f"guess: of the {g:g} GiB graph figure, largest capture {cap_old}"
+        f"guess: of the {g:g} GiB graph figure ({graph.basis}), largest capture {cap_old}"
         f"{' as printed' if printed else ''} -> {cap_new}, {frees:g} GiB is counted "
         f"(scaling says {scaled:g}; graphs do not shrink in proportion); the sampler's "
         f"per-sequence memory it also frees is not printed, so not counted"
@@ -124,7 +125,10 @@ def with_fewer_seqs(ctx: Ctx, step: Step) -> Step:
 
 
 def eager_step(ctx: Ctx, gap: float | None) -> Step | None:
-    g = ctx.graph_gib
+    """Eager mode, where the graph memory vLLM subtracted before the KV check covers
+    `gap`: where it printed a figure but did not subtract it, eager frees nothing."""
+    graph = ctx.graph
+    g = graph.reserved_gib
     if not ctx.policy.allow_eager or ctx.config.enforce_eager or g is None:
         return None
     if gap is not None and g < gap:
@@ -132,10 +136,10 @@ def eager_step(ctx: Ctx, gap: float | None) -> Step | None:
     return Step(
         "enforce_eager",
         update(ctx.config, enforce_eager=True),
-        f"eager mode returns the {g:g} GiB reserved for CUDA graphs to the KV cache"
-        + (f", covering the {gap:g} GiB gap" if gap is not None else ""),
+        f"eager mode returns the {graph.at_least}{g:g} GiB reserved for CUDA graphs to the KV "
+        f"cache" + (f", covering the {gap:g} GiB gap" if gap is not None else ""),
         g,
-        "from the log: the CUDA-graph memory vLLM reserved",
+        f"from the log: {graph.basis}",
     )
 
 

@@ -145,10 +145,14 @@ def plan(
         changes = tuple(
             Change(field=k, old=a, new=b) for k, (a, b) in cfg.changes_from(config).items()
         )
+        reason = step.reason
+        graph = ctx.graph
+        if memory and graph.printed_gib is not None and graph.basis not in step.estimate:
+            reason += f" (CUDA graphs: {graph.basis})"
         return Relaunch(
             config=cfg,
             step=step.name,
-            reason=step.reason,
+            reason=reason,
             expected_to_free_gib=step.frees_gib,
             estimate=step.estimate,
             changes=changes,

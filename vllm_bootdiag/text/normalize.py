@@ -14,13 +14,23 @@ one line at a time) turns off the steps that need the following lines.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 import regex
+
+from .wrappers import (
+    ESC_CSI,
+    FENCE,
+    PREFIX_AT_START,
+    PREFIX_NAMES,
+    PREFIXES,
+    ansi_text,
+    json_log,
+    strip_prefixes,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,77 +57,6 @@ class Repair:
     """Needs the lines after the one it repairs (off when streaming)."""
 
 
-_A = r"(?:\x1b\[[0-9;]*m)*"
-"""Colour codes a tool puts around its own prefix (compose, stern)."""
-
-_PREFIXES: tuple[tuple[str, regex.Pattern[str]], ...] = (
-    # `docker logs -t`, Kubernetes/CRI `<ts> stdout F `, GitHub Actions raw logs.
-    (
-        "runtime_stamp",
-        regex.compile(
-            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
-            r"(?:(?:stdout|stderr)[ \t]+[FP][ \t]+)?"
-        ),
-    ),
-    # CI web-log pages: `  | ` (optionally a line number) before every line.
-    ("ci_gutter", regex.compile(r"[ \t]{0,8}(?:\d{1,7}[ \t]{1,4})?\|(?: |$)")),
-    (
-        "bracket_stamp",
-        regex.compile(
-            r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"
-        ),
-    ),
-    ("markdown_quote", regex.compile(r"(?:>[ \t]?)+(?=\S|$)")),
-    # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
-    (
-        "compose_prefix",
-        regex.compile(_A + r"[A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|" + _A + r"(?: |$)" + _A),
-    ),
-    # journald short format: `Mon DD HH:MM:SS host unit[pid]: `, or its short-iso variant.
-    (
-        "journald_prefix",
-        regex.compile(
-            r"(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
-            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-            r" [\w.-]+ [\w@./-]+\[\d+\]: "
-        ),
-    ),
-    # stern `pod container `, kubetail `[pod] `, `kubectl logs --prefix` `[pod/p/c] `.
-    (
-        "stern_prefix",
-        regex.compile(
-            _A
-            + r"(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
-            + _A
-            + r" "
-            + _A
-            + r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-            + _A
-            + r" "
-            r"|\[(?:pod/)?[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
-            r"(?:/[a-z0-9-]+)?\] )"
-        ),
-    ),
-    # Launchers and supervisors: `2026-01-02 03:04:05.678 [Error] (Process) `,
-    # Python's default `2026-01-02 03:04:05,678 - name - ERROR - `.
-    (
-        "launcher_prefix",
-        regex.compile(
-            r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-            r"(?: \[[A-Za-z]{3,12}\](?: \((?![^)]*pid=)[^()\s]{1,40}\))? | - [\w.]+ - [A-Z]+ - )"
-        ),
-    ),
-    # vLLM-based frameworks tag each stage's output.
-    ("stage_tag", regex.compile(r"\[(?i:stage)[-_ ]?\d+\] ")),
-)
-_PREFIX_NAMES = frozenset(name for name, _ in _PREFIXES)
-_ANY_PREFIX = regex.compile("|".join(f"(?:{p.pattern})" for _, p in _PREFIXES))
-
-_FENCE = regex.compile(r"[ \t]*(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*</?(?:details|summary)>.*")
-_CARET_CSI = regex.compile(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
-_ESC_CSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_BARE_SGR = regex.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
-
 _HEAD = regex.compile(
     r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:\([A-Za-z][\w =.-]*? pid=\d+\)(?:\x1b\[[0-9;]*m)* ?)?"
     r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
@@ -126,7 +65,8 @@ _HEAD = regex.compile(
 """Where a line's message starts: after indentation, a process tag and a record prefix."""
 _SPLIT = regex.compile(
     r"(?:\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?)?"
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\s]+:\d+\]"
+    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
+    r"\[[^\]\s]+:\d+\]|(?:INFO|WARNING|ERROR):     |usage: )"
     r"|Traceback \(most recent call last\):"
     r"|File \"[^\"\n]{1,400}\", line \d+, in "
 )
@@ -147,59 +87,25 @@ _START = regex.compile(
     + r"|\S*\.py:\d+: |.*(?:%\||it/s\]|s/it\])"
 )
 """A row that begins a new line: a record, a frame, an exception, a warning, a bar."""
-_CONTINUES = ("Based on the available memory", "Try ", "See http", "which ", "or ", "and ")
-"""How the later sentences of vLLM's multi-sentence errors begin."""
+_CONTINUES = regex.compile(
+    r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
+    r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
+    r"|Process \d|Consider |Decrease |Increase |Reduce |Please (?:try|check|install|use)"
+    r"|This (?:happens|may)|To (?:fix|allow|enable|resolve)|On the CPU backend|Got |Use "
+    r"|Supported architectures|Initial free memory|You must|which |or |and "
+)
+"""How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
+the rule examples and the corpus): after an error line, such a row goes on with it."""
+_ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
+"""Terminal widths: with one full row only, a row this long was cut by a terminal
+(mid-word); any other length, by an editor at a word break."""
 _PYDANTIC_HEAD = regex.compile(r"\d+ validation errors? for [\w.]+$")
-
-
-def _strip_prefixes(text: str) -> tuple[str, list[str]]:
-    """Peel wrappers off the front, outermost first, as long as one matches."""
-    names: list[str] = []
-    for _ in range(8):
-        if not _ANY_PREFIX.match(text):
-            break
-        for name, pattern in _PREFIXES:
-            m = pattern.match(text)
-            if m is not None and m.end() > 0:
-                text = text[m.end() :]
-                names.append(name)
-                break
-        else:
-            break
-    return text, names
-
-
-def _json_log(text: str) -> list[str] | None:
-    """docker's json-file driver: `{"log":"...\\n","stream":"stderr","time":"..."}`."""
-    if not text.startswith("{") or ('"log"' not in text and '"MESSAGE"' not in text):
-        return None
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    inner = record.get("log", record.get("MESSAGE"))
-    if not isinstance(inner, str):
-        return None
-    if inner.endswith("\n"):
-        inner = inner[:-1]
-    return inner.replace("\r\n", "\n").split("\n")
-
-
-def _ansi_text(text: str) -> str | None:
-    """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
-    if "^[[" in text or "␛[" in text:
-        return _CARET_CSI.sub("", text)
-    if "\x1b" not in text and ("[0m" in text or "[0;0m" in text):
-        return _BARE_SGR.sub("", text)
-    return None
 
 
 def _split_collapsed(text: str) -> list[str] | None:
     """Cut a line at each record start after its own: the newlines a paste lost."""
     if "\x1b" in text:
-        text = _ESC_CSI.sub("", text)  # only a line that is cut comes back without them
+        text = ESC_CSI.sub("", text)  # only a line that is cut comes back without them
     head = _HEAD.match(text)
     pos = head.end() if head is not None else 0
     m = _SPLIT.search(text, pos)
@@ -252,10 +158,10 @@ def _continues(prev: str, row: str) -> bool:
     """`row` carries on the error message of `prev` (a reflowed paste)."""
     if _START.match(row) or " " not in row.strip() or not _is_error(prev):
         return False
-    if row[:1].islower() or row.startswith(_CONTINUES):
+    if row[:1].islower() or _CONTINUES.match(row):
         return True
     end = prev.rstrip()[-1:]
-    return end.isalnum() or end in ",;(-"
+    return end.isalnum() or end in ",;:(-"
 
 
 def _starts_quickly(row: str) -> bool:
@@ -269,33 +175,38 @@ _QUICK_STARTS = ("INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Tracebac
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
 
 
-def _rejoin(lines: list[Line], widths: Sequence[int], base: int) -> tuple[list[Line], set[str]]:
+def _rejoin(lines: list[Line], raw: Sequence[str], base: int) -> tuple[list[Line], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
     A terminal wraps at exactly its width W (the longest row): a row of W characters
     goes on in the next row unless that one starts a record. An editor wraps at word
-    breaks: a row goes on when the next row's first word would not have fit in W.
-    A reflowed error goes on in rows that start mid-sentence.
+    breaks, at the longest row that has one (a long word overflows): a row goes on
+    when the next row's first word would not have fit. A reflowed error goes on in
+    rows that start mid-sentence.
     """
+    widths = [len(t) for t in raw]
     width = max(widths, default=0)
+    editor = max((len(t) for t in raw if " " in t.strip()), default=0)
     full = fits = 0
-    if 40 <= width <= 300:
+    if 40 <= editor <= 300:
         for a, b in pairwise(lines):
             w = widths[a.last - base]
-            if w == width and not _STRONG_START.match(b.text):
+            if w == width <= 300 and not _STRONG_START.match(b.text):
                 full += 1
-            elif w + 1 + _first_word(b.text) > width and not _START.match(b.text):
+            elif w + 1 + _first_word(b.text) > editor and not _START.match(b.text):
                 fits += 1
-    else:
+    # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
+    hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
+    soft = not hard and editor <= 200 and fits + full >= 2
+    if not hard and not soft and not 40 <= width <= 300:
         width = -1  # no row is full
-    hard = full >= 2 and full >= fits  # a terminal breaks rows at exactly W only
-    soft = not hard and width <= 200 and fits + full >= 2
     out: list[Line] = []
     ran: set[str] = set()
     for line in lines:
         if out and not _starts_quickly(line.text):
             prev = out[-1]
-            name, sep = _join_kind(prev, line, widths[prev.last - base], width, hard, soft)
+            w = widths[prev.last - base]
+            name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
             if name:
                 repairs = tuple(dict.fromkeys((*prev.repairs, *line.repairs, name)))
                 text = prev.text + ("" if sep == "" or prev.text.endswith(" ") else " ") + line.text
@@ -310,13 +221,15 @@ def _join_kind(
     prev: Line, line: Line, prev_width: int, width: int, hard: bool, soft: bool
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line.first != prev.last + 1 or any(r in _PREFIX_NAMES for r in line.repairs):
+    if line.first != prev.last + 1 or any(r in PREFIX_NAMES for r in line.repairs):
         return "", ""
     row = line.text
-    full = prev_width == width and not soft and not _STRONG_START.match(row)
-    # One full row alone is weak evidence: it must also stop mid-sentence.
-    if full and (hard or (not _START.match(row) and prev.text[-1:] not in ".!?:)]}'\"")):
-        return "rejoin_wrapped", ""
+    if prev_width == width and not soft and not _STRONG_START.match(row):
+        if hard:
+            return "rejoin_wrapped", ""
+        # One full row alone is weak evidence: it must also stop mid-sentence.
+        if not _START.match(row) and prev.text[-1:] not in ".!?:)]}'\"":
+            return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
         return "rejoin_wrapped", " "
     if any(w in prev.text for w in _ERROR_WORDS) and _continues(prev.text, row):
@@ -328,10 +241,7 @@ STEPS: tuple[Repair, ...] = (
     Repair("json_file", "docker's json-file driver: the line is a JSON record around the text"),
     Repair("code_fence", "markdown code fences and <details> markup around a pasted log"),
     Repair("caret_ansi", "colour codes pasted as `^[[0;36m`, or with the ESC byte lost"),
-    *(
-        Repair(name, f"the {name.replace('_', ' ')} in front of every line")
-        for name, _ in _PREFIXES
-    ),
+    *(Repair(name, f"the {name.replace('_', ' ')} in front of every line") for name, _ in PREFIXES),
     Repair("split_collapsed", "records run together on one line: a paste lost its newlines"),
     Repair("rejoin_wrapped", "rows a terminal (W columns) or editor hard-wrapped", lookahead=True),
     Repair("rejoin_reflowed", "an error message a paste split over several rows", lookahead=True),
@@ -339,11 +249,10 @@ STEPS: tuple[Repair, ...] = (
 """The repair steps, in the order they run; `Line.repairs` names them."""
 
 
-_PREFIX_AT_START = re.compile(
-    r"\n(?:" + _ANY_PREFIX.pattern + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
-)
 _RECORD_AT = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
 _FRAME_HEADS = ('\n  File "', ']   File "', ')   File "')
+_RAW_STARTS = ("Traceback (most recent call last)", "INFO:     ", "ERROR:     ", "usage: ")
+"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse."""
 
 
 def _damaged(doc: str) -> bool:
@@ -353,17 +262,24 @@ def _damaged(doc: str) -> bool:
     step per line: a wrapper at a line start, caret ANSI, a record, a traceback
     header or a frame anywhere but at the start of its line.
     """
-    if _PREFIX_AT_START.search(doc) or "^[[" in doc or "␛[" in doc:
+    if PREFIX_AT_START.search(doc) or "^[[" in doc or "␛[" in doc:
         return True
     if "[0m" in doc and regex.search(r"(?<!\x1b)\[0(?:;0)?m", doc):
         return True
     if doc.count('File "') != sum(doc.count(h) for h in _FRAME_HEADS):
         return True
-    pos = doc.find("Traceback (most recent call last)")
-    while pos >= 0:
-        if not _at_head(doc, pos):
-            return True
-        pos = doc.find("Traceback (most recent call last)", pos + 1)
+    for head in _FRAME_HEADS[1:]:  # after a record or a process tag: at the line's head?
+        pos = doc.find(head)
+        while pos >= 0:
+            if not _at_head(doc, pos + 1):
+                return True
+            pos = doc.find(head, pos + 1)
+    for raw_start in _RAW_STARTS:
+        pos = doc.find(raw_start)
+        while pos >= 0:
+            if not _at_head(doc, pos):
+                return True
+            pos = doc.find(raw_start, pos + 1)
     for m in _RECORD_AT.finditer(doc):
         p = m.start()
         if doc[p - 1] == "\n":
@@ -387,19 +303,19 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
     """(rows, repair names) for one physical line: every step that needs no lookahead."""
     names: list[str] = []
     rows: list[str] = [text]
-    decoded = _json_log(text)
+    decoded = json_log(text)
     if decoded is not None:
         rows, names = decoded, ["json_file"]
     out: list[str] = []
     for row in rows:
-        if _FENCE.fullmatch(row):
+        if FENCE.fullmatch(row):
             names.append("code_fence")
             continue
-        fixed = _ansi_text(row)
+        fixed = ansi_text(row)
         if fixed is not None and fixed != row:
             row = fixed
             names.append("caret_ansi")
-        row, stripped = _strip_prefixes(row)
+        row, stripped = strip_prefixes(row)
         names.extend(stripped)
         parts = _split_collapsed(row)
         if parts is not None:
@@ -417,20 +333,19 @@ def normalize(
     need following lines (rejoining wrapped lines). A clean vLLM log comes back unchanged."""
     lines: list[Line] = []
     ran: set[str] = set()
-    widths = [len(text) for text in raw]
     if not _damaged("\n" + "\n".join(raw)):
         lines = [Line(text, first_line + i, first_line + i) for i, text in enumerate(raw)]
-        raw = ()
-    for i, text in enumerate(raw):
-        number = first_line + i
-        rows, names = _per_line(text)
-        if not names:
-            lines.append(Line(text, number, number))
-            continue
-        ran.update(names)
-        repairs = tuple(dict.fromkeys(names))
-        lines.extend(Line(row, number, number, repairs) for row in rows)
+    else:
+        for i, text in enumerate(raw):
+            number = first_line + i
+            rows, names = _per_line(text)
+            if not names:
+                lines.append(Line(text, number, number))
+                continue
+            ran.update(names)
+            repairs = tuple(dict.fromkeys(names))
+            lines.extend(Line(row, number, number, repairs) for row in rows)
     if lookahead and len(lines) > 1:
-        lines, joined = _rejoin(lines, widths, first_line)
+        lines, joined = _rejoin(lines, raw, first_line)
         ran.update(joined)
     return lines, tuple(s.name for s in STEPS if s.name in ran)

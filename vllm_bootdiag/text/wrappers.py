@@ -1,0 +1,133 @@
+"""The wrappers tools put around every line of a log, and how to take them off.
+
+CI pages, timestamps, markdown, compose, journald, docker's json-file driver,
+stern and kubectl, launchers and vLLM-based frameworks each add a prefix (or a
+whole record) of their own. The patterns are anchored at the start of a line, so
+each costs one match per line, and none matches a line vLLM printed itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import regex
+
+_A = r"(?:\x1b\[[0-9;]*m)*"
+"""Colour codes a tool puts around its own prefix (compose, stern)."""
+
+PREFIXES: tuple[tuple[str, regex.Pattern[str]], ...] = (
+    # `docker logs -t`, Kubernetes/CRI `<ts> stdout F `, GitHub Actions raw logs.
+    (
+        "runtime_stamp",
+        regex.compile(
+            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]+"
+            r"(?:(?:stdout|stderr)[ \t]+[FP][ \t]+)?"
+        ),
+    ),
+    # CI web-log pages: `  | ` (optionally a line number) before every line.
+    ("ci_gutter", regex.compile(r"[ \t]{0,8}(?:\d{1,7}[ \t]{1,4})?\|(?: |$)")),
+    (
+        "bracket_stamp",
+        regex.compile(
+            r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"
+        ),
+    ),
+    ("markdown_quote", regex.compile(r"(?:>[ \t]?)+(?=\S|$)")),
+    # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
+    (
+        "compose_prefix",
+        regex.compile(_A + r"[A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|" + _A + r"(?: |$)" + _A),
+    ),
+    # journald short format: `Mon DD HH:MM:SS host unit[pid]: `, or its short-iso variant.
+    (
+        "journald_prefix",
+        regex.compile(
+            r"(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
+            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
+            r" [\w.-]+ [\w@./-]+\[\d+\]: "
+        ),
+    ),
+    # stern `pod container `, kubetail `[pod] `, `kubectl logs --prefix` `[pod/p/c] `.
+    (
+        "stern_prefix",
+        regex.compile(
+            _A
+            + r"(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
+            + _A
+            + r" "
+            + _A
+            + r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+            + _A
+            + r" "
+            r"|\[(?:pod/)?[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
+            r"(?:/[a-z0-9-]+)?\] )"
+        ),
+    ),
+    # Launchers and supervisors: `2026-01-02 03:04:05.678 [Error] (Process) `,
+    # Python's default `2026-01-02 03:04:05,678 - name - ERROR - `.
+    (
+        "launcher_prefix",
+        regex.compile(
+            r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+            r"(?: \[[A-Za-z]{3,12}\](?: \((?![^)]*pid=)[^()\s]{1,40}\))? | - [\w.]+ - [A-Z]+ - )"
+        ),
+    ),
+    # vLLM-based frameworks tag each stage's output.
+    ("stage_tag", regex.compile(r"\[(?i:stage)[-_ ]?\d+\] ")),
+)
+PREFIX_NAMES = frozenset(name for name, _ in PREFIXES)
+ANY_PREFIX = regex.compile("|".join(f"(?:{p.pattern})" for _, p in PREFIXES))
+
+FENCE = regex.compile(r"[ \t]*(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*</?(?:details|summary)>.*")
+_CARET_CSI = regex.compile(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
+ESC_CSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_BARE_SGR = regex.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+
+PREFIX_AT_START = re.compile(
+    r"\n(?:" + ANY_PREFIX.pattern + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
+)
+
+
+def strip_prefixes(text: str) -> tuple[str, list[str]]:
+    """Peel wrappers off the front, outermost first, as long as one matches."""
+    names: list[str] = []
+    for _ in range(8):
+        if not ANY_PREFIX.match(text):
+            break
+        for name, pattern in PREFIXES:
+            m = pattern.match(text)
+            if m is not None and m.end() > 0:
+                text = text[m.end() :]
+                names.append(name)
+                break
+        else:
+            break
+    return text, names
+
+
+def json_log(text: str) -> list[str] | None:
+    """docker's json-file driver: `{"log":"...\\n","stream":"stderr","time":"..."}`."""
+    if not text.startswith("{") or ('"log"' not in text and '"MESSAGE"' not in text):
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    inner = record.get("log", record.get("MESSAGE"))
+    if not isinstance(inner, str):
+        return None
+    if inner.endswith("\n"):
+        inner = inner[:-1]
+    return inner.replace("\r\n", "\n").split("\n")
+
+
+def ansi_text(text: str) -> str | None:
+    """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
+    if "^[[" in text or "␛[" in text:
+        return _CARET_CSI.sub("", text)
+    if "\x1b" not in text and ("[0m" in text or "[0;0m" in text):
+        return _BARE_SGR.sub("", text)
+    return None

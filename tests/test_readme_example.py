@@ -39,3 +39,27 @@ def test_worker_example_relaunches_then_stops(monkeypatch: pytest.MonkeyPatch) -
     assert second != first
     assert scope["history"][0].outcome == "kv_cache_shortfall"
     assert scope["config"] != scope["history"][0].config
+
+
+def _first_python_block() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python\n") + len("```python\n")
+    return text[start : text.index("```\n", start)]
+
+
+def test_first_python_snippet_runs_as_pasted(tmp_path: Path) -> None:
+    """Pasted into a file and run from the repository root, as a new user would."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "snippet.py"
+    script.write_text(_first_python_block())
+    r = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == "kv_cache_shortfall memory"
+    assert out[1].startswith("kv_cache_shortfall: max_model_len=131072")
+    assert out[3] == "False"
+    assert out[-1] == "boot ended: kv_cache_shortfall"

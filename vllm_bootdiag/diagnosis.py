@@ -34,6 +34,9 @@ class Diagnosis(BaseModel):
     """The tier of the rule behind the primary outcome (None: nothing matched)."""
     repairs: tuple[str, ...] = ()
     """Names of the normalization repairs that changed the input before matching."""
+    vllm_output_found: bool = True
+    """False when no line is vLLM's output (an empty file, another program's log, binary
+    data): `primary` is then an `unknown` about the input, not about a boot."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

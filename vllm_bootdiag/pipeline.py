@@ -15,7 +15,9 @@ from .diagnosis import Diagnosis
 from .engine.diagnose import diagnose
 from .rules.ruleset import RuleSet, resolve
 from .rules.schema import Rule
+from .text import tail as text_tail
 from .text.normalize import normalize
+from .text.recognize import is_vllm_output
 from .text.triage import Tail
 
 
@@ -62,7 +64,8 @@ def run(
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
     lines, repairs = normalize(raw, first_line=first_line, lookahead=lookahead)
     tail = Tail([ln.text for ln in lines], timeline.progress_key, [ln.first for ln in lines])
-    return diagnose(tail, version, rules, repairs)
+    d = diagnose(tail, version, rules, repairs)
+    return d if is_vllm_output(raw) else d.model_copy(update={"vllm_output_found": False})
 
 
 def classify(
@@ -93,5 +96,7 @@ def classify_file(
     rules: RuleSet | None = None,
     extra_rules: Iterable[Rule] = (),
 ) -> Diagnosis:
-    """Classify the tail of a log file ("-" for stdin). Raises LogReadError."""
-    return run(logtail.read_tail(path, lines), version, resolve(rules, extra_rules))
+    """Classify the tail of a log file ("-" for stdin); evidence cites file line numbers.
+    Raises LogReadError."""
+    t = text_tail.read(path, lines)
+    return run(t.lines, version, resolve(rules, extra_rules), first_line=t.first_line or 1)

@@ -42,8 +42,7 @@ def schema(name: str) -> dict[str, Any]:
     if name == "diagnosis":
         from ..diagnosis import Diagnosis
 
-        found = {"vllm_output_found": {"type": "boolean", "title": "Vllm Output Found"}}
-        return {**base, **_versioned(Diagnosis.model_json_schema(mode="serialization"), found)}
+        return {**base, **_versioned(Diagnosis.model_json_schema(mode="serialization"))}
     if name == "plan":
         from .. import GiveUp, Relaunch
 

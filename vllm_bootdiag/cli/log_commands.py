@@ -43,21 +43,16 @@ def read(path: str, lines: int) -> LogTail:
         raise UsageError(str(e)) from None
 
 
-def exit_code(d: Diagnosis, vllm_output: bool) -> int:
+def exit_code(d: Diagnosis) -> int:
     """1 when the log shows a failure: a known one, an unknown whose evidence is an error
     line, or input that holds no vLLM output at all (a worker must not read that as fine)."""
-    return 1 if d.failed or not vllm_output else 0
+    return 1 if d.failed or not d.vllm_output_found else 0
 
 
-def show_diagnosis(d: Diagnosis, vllm_output: bool, args: argparse.Namespace) -> None:
+def show_diagnosis(d: Diagnosis, args: argparse.Namespace) -> None:
     """Print a Diagnosis as the `diagnosis` document, or for a person."""
     data = d.model_dump(mode="json")
-    data["vllm_output_found"] = vllm_output
-    emit(
-        document("diagnosis", data),
-        args.json,
-        render.diagnosis(d, args.wide, vllm_output=vllm_output),
-    )
+    emit(document("diagnosis", data), args.json, render.diagnosis(d, args.wide))
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
@@ -65,14 +60,13 @@ def cmd_classify(args: argparse.Namespace) -> int:
         from .watch import cmd_watch
 
         return cmd_watch(args)
-    from .. import engine
-    from ..text.recognize import is_vllm_output
+    from .. import pipeline
+    from ..rules.ruleset import resolve
 
     t = read(args.log, args.lines)
-    d = engine.classify(t.lines, version=args.vllm_version)
-    vllm_output = is_vllm_output(t.lines)
-    show_diagnosis(d, vllm_output, args)
-    return exit_code(d, vllm_output) if args.fail_on_failure else 0
+    d = pipeline.run(t.lines, args.vllm_version, resolve(), first_line=t.first_line or 1)
+    show_diagnosis(d, args)
+    return exit_code(d) if args.fail_on_failure else 0
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:

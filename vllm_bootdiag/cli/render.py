@@ -56,10 +56,10 @@ def outcome_line(outcome: Any) -> str:
     return kind + ": " + ", ".join(f"{k}={v}" for k, v in numbers.items())
 
 
-def diagnosis(d: Diagnosis, wide: bool, *, vllm_output: bool = True) -> str:
+def diagnosis(d: Diagnosis, wide: bool) -> str:
     """The outcome and its numbers, version and phase, one evidence line, the remediation."""
     p = d.primary
-    if not vllm_output:
+    if not d.vllm_output_found:
         return wrap(
             f"no vLLM output found ({d.lines_examined} lines examined): "
             "this does not look like a vllm serve log",

@@ -116,7 +116,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """Feed every line to a BootWatcher; print its Diagnosis when the boot ends (or the
     input ends, or --timeout passes). Exit 0 when the server came up, else 1."""
     from ..engine import BootWatcher
-    from ..text.recognize import is_vllm_output
     from .log_commands import show_diagnosis
 
     timeout: float | None = args.timeout
@@ -125,17 +124,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     deadline = None if timeout is None else time.monotonic() + timeout
     watcher = BootWatcher(version=args.vllm_version, lines=args.lines)
     seen: Any = None
-    vllm_output = False
     try:
         for line in _lines(_chunks(args.log, deadline)):
-            if not vllm_output:
-                vllm_output = is_vllm_output([line])
             seen = watcher.feed(line)
             if seen is not None:
                 break
     except PermissionError:
         raise UsageError(f"permission denied: {args.log}") from None
     d = seen if seen is not None else watcher.diagnosis()
-    show_diagnosis(d, vllm_output, args)
+    show_diagnosis(d, args)
     booted = getattr(d.primary, "kind", "") == "booted"
     return 0 if booted else 1

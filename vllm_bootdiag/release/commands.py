@@ -20,8 +20,13 @@ from ..cli.output import emit
 def cmd_corpus(args: argparse.Namespace) -> int:
     from .. import corpus
 
+    paths: list[str] = args.paths
+    if paths[:1] == ["mine"]:
+        return cmd_mine(args, paths[1:])
+    if len(paths) > 1:
+        raise UsageError("corpus takes one directory (or: corpus mine DIR...)")
     try:
-        results = corpus.check(args.dir, write_expected=args.write_expected)
+        results = corpus.check(paths[0] if paths else "corpus", write_expected=args.write_expected)
     except corpus.CorpusError as e:
         raise UsageError(str(e)) from None
     bad = [r for r in results if not r.ok]
@@ -35,6 +40,60 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     rows.append(f"{len(results) - len(bad)} of {len(results)} logs classify to their label")
     emit(document("corpus", [r.as_dict() for r in results]), args.json, "\n".join(rows))
     return 1 if bad and args.fail_on_failure else 0
+
+
+def cmd_mine(args: argparse.Namespace, roots: list[str]) -> int:
+    import sys
+
+    from . import mine
+
+    if not roots:
+        raise UsageError("corpus mine needs a directory or file of boot logs")
+    if args.write_expected:
+        raise UsageError("--write-expected is for labelled corpus logs, not for mining")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    bar = mine.progress_bar(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        found = mine.mine(roots, pattern=args.glob, workers=args.jobs, progress=bar)
+    except mine.MineError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        if bar is not None:
+            sys.stderr.write("\n")
+    if found.files == 0:
+        raise UsageError(f"no files matching {args.glob!r} under {', '.join(roots)}")
+    emit(document("mine", found.as_dict()), args.json, _mined_text(found, args.top, args.wide))
+    return 0
+
+
+def _mined_text(found: Any, top: int, wide: bool) -> str:
+    rows = [
+        f"{found.files:,} logs in {found.seconds:.1f} s ({found.rate:,.0f} logs/s, "
+        f"{found.workers} processes)",
+        render.wrap(
+            "kinds: " + ", ".join(f"{k} {v:,}" for k, v in found.kinds.most_common()), wide, "  "
+        ),
+    ]
+    groups = found.ranked()
+    rows.append("")
+    rows.append(
+        render.wrap(
+            f"{sum(g.count for g in groups):,} logs no exact rule reads, in {len(groups):,} "
+            "groups by masked error line (the next rules to write):",
+            wide,
+            "",
+        )
+    )
+    for g in groups[:top]:
+        kinds = ", ".join(f"{k} {v}" for k, v in g.kinds.most_common(2))
+        rows.append(render.wrap(f"{g.count:>7,}  {g.pattern}", wide, " " * 9))
+        rows.append(render.wrap(f"         {kinds}; e.g. {g.example}", wide, " " * 11))
+    if len(groups) > top:
+        rows.append(f"  ... {len(groups) - top:,} more groups (--top N, or --json)")
+    for path, error in found.unreadable[:5]:
+        rows.append(render.wrap(f"unreadable: {path}: {error}", wide, "    "))
+    return "\n".join(rows)
 
 
 def cmd_scan_source(args: argparse.Namespace) -> int:
@@ -55,8 +114,20 @@ def cmd_scan_source(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add `corpus` and `scan-source` to an argparse subparsers object."""
-    k = sub.add_parser("corpus", help="check every corpus log against its label")
-    k.add_argument("dir", nargs="?", default="corpus", help="corpus directory (default: corpus)")
+    k = sub.add_parser(
+        "corpus",
+        help="check every corpus log against its label; `corpus mine DIR...`: a fleet's logs",
+        usage="%(prog)s [DIR] [--write-expected] | %(prog)s mine DIR... [--jobs N] [--json]",
+        description="Check every labelled log of a corpus (default: corpus) against its "
+        "label, or, as `corpus mine DIR...`, classify a fleet's saved boot logs and group "
+        "the ones no exact rule reads by their masked error line.",
+    )
+    k.add_argument(
+        "paths",
+        nargs="*",
+        metavar="DIR",
+        help="corpus directory (default: corpus); or `mine` then directories or files of logs",
+    )
     k.add_argument(
         "--write-expected",
         action="store_true",
@@ -65,6 +136,13 @@ def register(sub: Any) -> None:
     k.add_argument("--fail-on-failure", action="store_true", help="exit 1 when a log disagrees")
     k.add_argument("--json", action="store_true", help="print JSON")
     k.add_argument("--wide", action="store_true", help="whole lines, and what every log gave")
+    k.add_argument("--jobs", type=int, metavar="N", help="mine: processes (default: every core)")
+    k.add_argument(
+        "--glob", default="*", help="mine: file names to read (default: all but .json, .md)"
+    )
+    k.add_argument(
+        "--top", type=int, default=20, metavar="N", help="mine: groups to list (default: 20)"
+    )
     k.set_defaults(func=cmd_corpus)
 
     s = sub.add_parser(

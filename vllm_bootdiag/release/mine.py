@@ -43,7 +43,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
 def mask(line: str) -> str:
     """An error line as a template: numbers, paths, hex ids, pids and uuids masked,
     the log record's prefix (process tag, level, time, source) cut."""
-    from ..logline import parse
+    from ..text.logline import parse
 
     text = parse(line).message
     for rx, repl in _MASKS:

@@ -297,6 +297,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         packages=CPU_BUILD,
     ),
     Scenario(
+        "gpu-util-002",
+        "cpu_memory_reservation_exceeded",
+        "smollm2-135m-shape",
+        ("--gpu-memory-utilization", "0.02", *EAGER),
+        since="0.22",
+        packages=CPU_BUILD,
+        notes="--gpu-memory-utilization 0.02 without an explicit KV size: the worker's own "
+        "footprint is above the CPU memory reserved for it",
+    ),
+    Scenario(
         "engine-sigkill",
         "engine_died",
         "qwen2.5-0.5b-shape",
@@ -439,6 +449,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
         "kv_cache_shortfall",
     ),
     ("reserved for it on node", "cpu_memory_reservation_exceeded"),
+    # Up to 0.32.0 the same failure reads as the node check with a negative request.
+    ("is less than requested memory for kv (-", "cpu_memory_reservation_exceeded"),
     ("Available memory on node", "insufficient_free_memory"),
     ("Free memory on device", "insufficient_free_memory"),
     ("is greater than the derived max_model_len", "max_model_len_exceeds_model"),

@@ -19,7 +19,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field, TypeAdapter
 
 # Import order is the order of OUTCOME_TYPES (and of the union).
-from . import access, config, environment, lifecycle, memory
+from . import (
+    access,
+    config,
+    cpu_reservation,
+    device_oom,
+    distributed,
+    environment,
+    install,
+    lifecycle,
+    memory,
+    model_files,
+    platform,
+)
 from .access import GatedModel, ModelNotFound, RevisionNotFound
 from .base import (
     REGISTRY,
@@ -33,7 +45,11 @@ from .base import (
     _Outcome,
 )
 from .config import InvalidArgument, MaxModelLenExceedsModel, UnsupportedArchitecture
+from .cpu_reservation import CpuMemoryReservationExceeded
+from .device_oom import DeviceOom
+from .distributed import DistributedInitFailed
 from .environment import DiskFull
+from .install import BrokenInstall
 from .lifecycle import Booted, EngineDied, Unknown
 from .memory import (
     AutoFitFailed,
@@ -45,8 +61,28 @@ from .memory import (
     ProfilingOom,
     WeightLoadOom,
 )
+from .model_files import ArchitectureInspectionFailed, ModelFilesUnreadable
+from .platform import (
+    AttentionBackendUnsupported,
+    DriverTooOld,
+    GpuArchUnsupported,
+    InsufficientDevices,
+    NoAccelerator,
+)
 
-_MODULES = (memory, config, access, environment, lifecycle)
+_MODULES = (
+    memory,
+    cpu_reservation,
+    device_oom,
+    config,
+    access,
+    model_files,
+    environment,
+    platform,
+    distributed,
+    install,
+    lifecycle,
+)
 
 _ORDER = [m.__name__ for m in _MODULES]
 
@@ -66,7 +102,10 @@ else:
 
 OutcomeKind = str
 
-CUDA_OOM_KINDS = frozenset({"cuda_graph_capture_oom", "weight_load_oom", "profiling_oom"})
+CUDA_OOM_KINDS = frozenset(
+    {"cuda_graph_capture_oom", "weight_load_oom", "profiling_oom", "device_oom"}
+)
+"""Device-OOM kinds: the three attributed phases, and `device_oom` where the phase is unknown."""
 
 
 @lru_cache(maxsize=1)
@@ -96,23 +135,34 @@ def build(kind: str, **fields: Any) -> _Outcome:
 __all__ = [
     "CUDA_OOM_KINDS",
     "OUTCOME_TYPES",
+    "ArchitectureInspectionFailed",
+    "AttentionBackendUnsupported",
     "AutoFitFailed",
     "Booted",
+    "BrokenInstall",
     "Category",
     "Count",
+    "CpuMemoryReservationExceeded",
     "CudaGraphCaptureOom",
     "CudaOomNumbers",
+    "DeviceOom",
     "DiskFull",
+    "DistributedInitFailed",
+    "DriverTooOld",
     "EngineDied",
     "Evidence",
     "GatedModel",
     "GiB",
+    "GpuArchUnsupported",
+    "InsufficientDevices",
     "InsufficientFreeMemory",
     "InvalidArgument",
     "KvCacheShortfall",
     "MaxModelLenExceedsModel",
+    "ModelFilesUnreadable",
     "ModelNotFound",
     "Names",
+    "NoAccelerator",
     "NoKvCacheMemory",
     "Outcome",
     "OutcomeBase",

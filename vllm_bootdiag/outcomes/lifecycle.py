@@ -8,7 +8,35 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+import regex
+from pydantic import computed_field
+
 from .base import Category, Plan, _Outcome
+
+ERROR_LOOKING = regex.compile(
+    r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
+    r"|^error: |^Error: "
+    r"|: undefined symbol: |: cannot open shared object file"
+    r"|^(?:Segmentation fault|Bus error|Aborted|Killed)\b"
+    r"|^terminate called after throwing"
+)
+"""A line that reads as an error when no rule matched: a Python exception line (any
+class ending in Error/Exception, torch's `Unsupported`), argparse's `error:`, the
+dynamic loader's failures, a fatal signal the shell reported, a C++ abort."""
+
+DETERMINISTIC = regex.compile(
+    r"^(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError|NotImplementedError|SyntaxError"
+    r"|IndentationError|TabError|Unsupported)\b"
+    r"|: undefined symbol: |: cannot open shared object file"
+)
+"""Last error lines that a relaunch on the same files and flags reproduces exactly:
+an import that fails, code that says it is not implemented, a syntax error, a
+library the loader cannot find or link, a construct torch.compile does not support."""
+
+
+def is_deterministic(line: str | None) -> bool:
+    """Whether an unknown failure ending on `line` would recur on a plain restart."""
+    return line is not None and DETERMINISTIC.search(line) is not None
 
 
 class EngineDied(_Outcome):
@@ -43,7 +71,11 @@ class Booted(_Outcome):
 
 
 class Unknown(_Outcome):
-    """Nothing we know matched; the last error-looking line is the best lead."""
+    """Nothing we know matched; the last error-looking line is the best lead.
+
+    It is still an answer with retry semantics: a restart may help a transient
+    failure, but not one whose last error is deterministic (`is_deterministic`).
+    """
 
     CATEGORY = Category.UNKNOWN
     RETRYABLE = True
@@ -52,6 +84,11 @@ class Unknown(_Outcome):
     kind: Literal["unknown"] = "unknown"
     last_error_line: str | None = None
     last_error_line_number: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def retry_same_config_can_succeed(self) -> bool:
+        return self.last_error_line is None or not is_deterministic(self.last_error_line)
 
     @property
     def is_failure(self) -> bool:

@@ -1,0 +1,100 @@
+"""Platform outcomes: the machine cannot run this build or this launch as asked.
+
+The GPU architecture is one the build has no kernels for, the driver is older
+than the CUDA runtime the build needs, there is no accelerator at all, fewer
+devices than the parallel layout asks for, or no attention backend that serves
+the model on this device. A relaunch on the same machine and config fails the
+same way, so the planner gives up with the rule's remediation as advice.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import regex
+from pydantic import BeforeValidator
+
+from .base import Category, Names, _Outcome
+
+_SM = regex.compile(r"^(?:sm_?)?(\d{1,3})[a-z]?$")
+_DOTTED = regex.compile(r"^(\d{1,3})\.(\d)$")
+_CUDA_INT = regex.compile(r"^(\d{2,3})(\d\d)0$")
+
+
+def _to_capability(value: Any) -> Any:
+    """'sm_120', '120', '12.0' -> '12.0': torch prints both spellings of one number."""
+    if isinstance(value, str):
+        text = value.strip()
+        if _DOTTED.match(text):
+            return text
+        m = _SM.match(text)
+        if m:
+            digits = m[1]
+            return f"{digits[:-1]}.{digits[-1]}" if len(digits) > 1 else f"{digits}.0"
+    return value
+
+
+def _to_cuda_version(value: Any) -> Any:
+    """'12080' -> '12.8': cudaDriverGetVersion's integer (1000*major + 10*minor)."""
+    if isinstance(value, str):
+        m = _CUDA_INT.match(value.strip())
+        if m:
+            return f"{int(m[1])}.{int(m[2])}"
+    return value
+
+
+Capability = Annotated[str, BeforeValidator(_to_capability)]
+CudaVersion = Annotated[str, BeforeValidator(_to_cuda_version)]
+
+
+class _Platform(_Outcome):
+    CATEGORY = Category.ENVIRONMENT
+
+
+class GpuArchUnsupported(_Platform):
+    """The build has no kernels for this GPU's architecture (compute capability)."""
+
+    kind: Literal["gpu_arch_unsupported"] = "gpu_arch_unsupported"
+    compute_capability: Capability | None = None
+    """As `major.minor` (torch prints `sm_120` in one warning and `12.0` in another)."""
+    supported_archs: Names = ()
+    """The architectures the installed torch was built for, as printed (`sm_90`)."""
+    device_name: str | None = None
+
+
+class DriverTooOld(_Platform):
+    """The NVIDIA driver is older than the CUDA runtime the build was compiled against."""
+
+    kind: Literal["driver_too_old"] = "driver_too_old"
+    driver_version: CudaVersion | None = None
+    """The newest CUDA version the driver supports (`found version 12080` -> `12.8`)."""
+    runtime_version: CudaVersion | None = None
+
+
+class NoAccelerator(_Platform):
+    """No usable accelerator: no GPU visible, no driver, or no platform detected."""
+
+    kind: Literal["no_accelerator"] = "no_accelerator"
+    device_type: str | None = None
+    device_count: int | None = None
+
+
+class InsufficientDevices(_Platform):
+    """The parallel layout (TP x PP) needs more devices than this node has visible."""
+
+    CATEGORY = Category.CONFIG
+    kind: Literal["insufficient_devices"] = "insufficient_devices"
+    requested: int | None = None
+    available: int | None = None
+
+
+class AttentionBackendUnsupported(_Platform):
+    """No attention backend can serve this model (head size, dtype) on this device."""
+
+    CATEGORY = Category.CONFIG
+    kind: Literal["attention_backend_unsupported"] = "attention_backend_unsupported"
+    backend: str | None = None
+    head_size: int | None = None
+    dtype: str | None = None
+    detail: str | None = None
+    """vLLM's reasons per backend, as printed."""

@@ -28,7 +28,7 @@ OUTCOMES = frozenset(
         "gpu_arch_unsupported", "driver_too_old", "no_accelerator", "insufficient_devices",
         "distributed_init_failed", "attention_backend_unsupported", "broken_install",
         "model_files_unreadable", "architecture_inspection_failed",
-        "cpu_memory_reservation_exceeded",
+        "cpu_memory_reservation_exceeded", "device_oom",
     }
 )  # fmt: skip
 # cpu: the CPU platform ran it; cuda: a GPU (reconstructed here); none: no platform was found.

@@ -12,11 +12,15 @@ from vllm_bootdiag.rules import (
     RULES,
     config,
     cuda_memory,
+    distributed,
     environment,
     host_memory,
+    install,
     kv_cache,
     lifecycle,
     model_access,
+    model_files,
+    platform,
 )
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -29,6 +33,10 @@ FAMILIES = {
     "AC": model_access,
     "EN": environment,
     "LC": lifecycle,
+    "PF": platform,
+    "DI": distributed,
+    "IN": install,
+    "MF": model_files,
 }
 
 
@@ -102,7 +110,6 @@ NO_CORPUS_YET = {
     "HM004",
     "HM007",
     "CF003",
-    "CF006",
     "CF007",
     "AC002",
     "AC004",
@@ -126,8 +133,9 @@ def _corpus_rule_ids() -> dict[str, set[str]]:
 
 
 def test_every_rule_has_a_corpus_positive_or_is_a_declared_gap() -> None:
+    """An active rule needs a real log (a `preview` rule is one that has none yet)."""
     seen = _corpus_rule_ids()
-    missing = {r.id for r in RULES if r.id not in seen} - NO_CORPUS_YET
+    missing = {r.id for r in RULES if r.id not in seen and r.status == "active"} - NO_CORPUS_YET
     assert not missing, f"rules with no corpus log in their range: {sorted(missing)}"
 
 

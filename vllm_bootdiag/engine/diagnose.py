@@ -175,7 +175,8 @@ def _outcome(
 
 # --- unknown -------------------------------------------------------------------
 
-_EXCEPTION = regex.compile(r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
+_EXCEPTION = outcomes.lifecycle.ERROR_LOOKING
+"""What an error line looks like when no rule read it (data beside the Unknown kind)."""
 _ECHOES = (
     "Engine core initialization failed",
     "EngineCore failed to start",
@@ -199,7 +200,7 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
         msg = line.message
         if not msg or any(e in msg for e in _ECHOES):
             continue
-        if _EXCEPTION.match(msg):
+        if _EXCEPTION.search(msg):
             return outcomes.Unknown(
                 last_error_line=msg,
                 last_error_line_number=tail.number(i),
@@ -266,6 +267,11 @@ _GENERIC_REMEDY = (
     "Not a known boot failure: read the line above; a plain restart may help if it was "
     "transient (counted against the relaunch budget)."
 )
+_SAME_AGAIN = (
+    "Not a known boot failure, but a deterministic one (an import, a missing library or "
+    "symbol, unimplemented code): a restart runs the same code and fails the same way; fix "
+    "the install or the launch it names."
+)
 
 
 def diagnose(
@@ -294,7 +300,12 @@ def diagnose(
     primary = _merged(_primary(found, rules), found) if found else _unknown(tail)
     rule = rules.get(primary.rule_id)
     # Every part is already a validated model: construct without validating again.
-    remediation = rule.remediation if rule else (_GENERIC_REMEDY if primary.is_failure else "")
+    if rule is not None:
+        remediation = rule.remediation_for(getattr(primary, "kind", ""))
+    elif primary.is_failure:
+        remediation = _GENERIC_REMEDY if primary.retry_same_config_can_succeed else _SAME_AGAIN
+    else:
+        remediation = ""
     return Diagnosis.model_construct(
         primary=primary,
         matches=tuple(found),

@@ -79,6 +79,8 @@ class BootWatcher:
         # Progress, warnings and traceback frames never end a boot.
         if triage.sort_line(line)[0] == triage.CANDIDATE:
             for rule in line_rules(line, self._rules.for_version(self._version)):
+                if not rule.reports:
+                    continue
                 if rule.terminal:
                     return self._report()
                 if self._pending < 0:

@@ -43,6 +43,14 @@ def _to_cuda_version(value: Any) -> Any:
     return value
 
 
+def _to_count(value: Any) -> Any:
+    """'[0, 1]' -> 2: vLLM prints the list of what is available, not its length."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        inner = value.strip()[1:-1].strip()
+        return len([x for x in inner.split(",") if x.strip()]) if inner else 0
+    return value
+
+
 Capability = Annotated[str, BeforeValidator(_to_capability)]
 CudaVersion = Annotated[str, BeforeValidator(_to_cuda_version)]
 
@@ -85,7 +93,7 @@ class InsufficientDevices(_Platform):
     CATEGORY = Category.CONFIG
     kind: Literal["insufficient_devices"] = "insufficient_devices"
     requested: int | None = None
-    available: int | None = None
+    available: Annotated[int | None, BeforeValidator(_to_count)] = None
 
 
 class AttentionBackendUnsupported(_Platform):

@@ -11,7 +11,19 @@ message gets a sibling rule and the old one's range is closed.
 
 from __future__ import annotations
 
-from . import config, cuda_memory, environment, host_memory, kv_cache, lifecycle, model_access
+from . import (
+    config,
+    cuda_memory,
+    distributed,
+    environment,
+    host_memory,
+    install,
+    kv_cache,
+    lifecycle,
+    model_access,
+    model_files,
+    platform,
+)
 from .ruleset import RuleFileError, RuleSet, default_rules, load_rules
 from .schema import Rule
 
@@ -22,6 +34,10 @@ RULES: tuple[Rule, ...] = (
     *config.RULES,
     *model_access.RULES,
     *environment.RULES,
+    *platform.RULES,
+    *distributed.RULES,
+    *install.RULES,
+    *model_files.RULES,
     *lifecycle.RULES,
 )
 

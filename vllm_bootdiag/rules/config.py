@@ -106,6 +106,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="CF006",
         name="architecture-inspection-failed",
+        status="retired",
         vllm="",
         outcome="unsupported_architecture",
         rank=40,
@@ -115,8 +116,8 @@ RULES: tuple[Rule, ...] = (
             "ValueError: Model architectures ['Qwen3ForCausalLM'] failed to be inspected. Please "
             "check the logs for more details.",
         ),
-        summary="vLLM could not import the model class for the architecture (see the lines "
-        "above: often a missing dependency).",
+        summary="Retired: the same message is MF003's, whose outcome "
+        "(architecture_inspection_failed) says it is not an unsupported architecture.",
         remediation="Read the import error above it; install what it lacks or use a release "
         "that supports the architecture.",
         references=("vllm/model_executor/models/registry.py _raise_for_unsupported",),
@@ -225,5 +226,29 @@ RULES: tuple[Rule, ...] = (
             "vllm/model_executor/model_loader/utils.py:59 (0.8.5), :195 (0.9.2)",
             "vllm/model_executor/models/registry.py _try_resolve_transformers (0.10.1.1+)",
         ),
+    ),
+    Rule(
+        id="CF012",
+        status="preview",
+        name="invalid-kv-cache-dtype",
+        vllm=">=0.33",
+        outcome="invalid_argument",
+        literal="Invalid kv_cache_dtype: ",
+        source_pattern=r"Invalid kv_cache_dtype: \{\}\. ",
+        patterns=(
+            r"(?P<message>Invalid kv_cache_dtype: '[^'\n]{0,100}'\. Valid values are: "
+            r"\[[^\]\n]{0,2000}\])",
+        ),
+        constants=(("argument", "--kv-cache-dtype"), ("config", "CacheConfig")),
+        examples=(
+            "  Value error, Invalid kv_cache_dtype: 'fp7'. Valid values are: ['auto', "
+            "'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla', "
+            "'nvfp4_ds_mla', 'nvfp4', 'nvfp4_4over6'] [type=value_error, input_value='fp7', "
+            "input_type=str]",
+        ),
+        summary="--kv-cache-dtype names no known KV-cache dtype (0.33 checks it in "
+        "CacheConfig, where argparse had choices before).",
+        remediation="Use one of the values listed (auto, fp8, ...) for --kv-cache-dtype.",
+        references=("vllm/config/cache.py:472 CacheConfig._validate_cache_dtype (0.33.0)",),
     ),
 )

@@ -1,8 +1,14 @@
-"""CUDA out-of-memory during boot: weight load, profiling, sampler warm-up, graph capture.
+"""Device out-of-memory during boot: weight load, profiling, sampler warm-up, graph capture.
 
-The torch text comes from PyTorch's caching allocator; vLLM wraps it only at
-weight load (0.13+) and in the sampler/pooler warm-up. A bare torch OOM is
-attributed to its boot phase by the engine (`attribution="cuda_oom_phase"`).
+The torch text comes from PyTorch's caching allocators: CUDA
+(c10/cuda/CUDACachingAllocator.cpp), ROCm (the same file hipified: `HIP out of
+memory`) and Intel XPU (c10/xpu/XPUCachingAllocator.cpp). Graph capture and
+cuBLAS raise the CUDA runtime's own text instead (`CUDA error: out of memory`,
+c10/cuda/CUDAException.cpp:29), the driver API another (`CUDA driver error: out
+of memory`, c10/cuda/driver_api.h:16), Intel's runtime its enum name. vLLM wraps
+the torch text at weight load (0.13+) and in the sampler/pooler warm-up. A bare
+OOM is attributed to its boot phase by the engine (`attribution="cuda_oom_phase"`);
+where no phase can be told it stays `device_oom`, with the remedies of every phase.
 """
 
 from __future__ import annotations
@@ -21,6 +27,51 @@ _OLD_TORCH_OOM = (
     r"\(GPU (?P<gpu_index>\d+); (?P<total_capacity_gib>" + _SIZE + r") total capacity;"
     r".*?(?P<free_gib>" + _SIZE + r") free;"
 )
+_CUT_TORCH_OOM = r"CUDA out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r")"
+"""The same text cut after the size (a paste, or a terminal that wrapped the rest)."""
+
+
+def _other(allocator: str, pattern: str) -> str:
+    """The CUDA allocator's pattern for the ROCm/XPU allocator that prints `allocator`."""
+    return pattern.replace("CUDA out of memory", allocator + " out of memory")
+
+
+_XPU_OOM_NO_FREE = (
+    r"XPU out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r")\. "
+    r"GPU (?P<gpu_index>\d+) has a total capacity of (?P<total_capacity_gib>" + _SIZE + r")\. "
+)
+"""The XPU allocator before it read the device's free memory (torch 2.5-2.6)."""
+
+_PHASE_REMEDIES = (
+    (
+        "weight_load_oom",
+        "The weights do not fit on the device(s) at this --gpu-memory-utilization: use a "
+        "quantized checkpoint, more GPUs (--tensor-parallel-size), a larger card, or a higher "
+        "--gpu-memory-utilization if nothing else uses the GPU. Context and batch flags "
+        "cannot help.",
+    ),
+    (
+        "profiling_oom",
+        "The profiling forward pass needs more than is left after the weights: lower "
+        "--max-num-batched-tokens (and --max-num-seqs), or lower --gpu-memory-utilization if "
+        "another process shares the GPU.",
+    ),
+    (
+        "cuda_graph_capture_oom",
+        "Capturing CUDA graphs ran out of memory after the KV cache was allocated: lower "
+        "--gpu-memory-utilization to leave room for the graphs, capture fewer or smaller ones "
+        "(lower --max-num-seqs, or smaller cudagraph_capture_sizes in --compilation-config), "
+        "or use --enforce-eager.",
+    ),
+)
+"""The remedy for the phase an attributed OOM was placed in (`Rule.remediations`)."""
+
+_ANY_PHASE = (
+    "The device ran out of memory at a boot phase the log does not show: weights need a "
+    "quantized model or more GPUs; profiling needs a smaller --max-num-batched-tokens; graph "
+    "capture needs a lower --gpu-memory-utilization, fewer capture sizes (--max-num-seqs) or "
+    "--enforce-eager. Keep more of the log to tell which."
+)
 
 _OOM_EXAMPLE = (
     "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] torch.OutOfMemoryError: CUDA out "
@@ -38,11 +89,13 @@ RULES: tuple[Rule, ...] = (
         printed_by="pytorch",
         name="torch-cuda-oom",
         vllm="",
-        outcome="profiling_oom",
+        outcome="device_oom",
         attribution="cuda_oom_phase",
         rank=45,
         literal="CUDA out of memory. Tried to allocate",
-        patterns=(_TORCH_OOM, _OLD_TORCH_OOM),
+        patterns=(_TORCH_OOM, _OLD_TORCH_OOM, _CUT_TORCH_OOM),
+        constants=(("device", "CUDA"),),
+        remediations=_PHASE_REMEDIES,
         examples=(
             _OOM_EXAMPLE,
             "RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 20.00 "
@@ -53,6 +106,7 @@ RULES: tuple[Rule, ...] = (
             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; "
             "23.65 GiB total capacity; 21.90 GiB already allocated; 98.06 MiB free; 22.31 GiB "
             "reserved in total by PyTorch)",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 108.00 MiB.",
         ),
         counter_examples=(
             "INFO 11-29 17:02:10 [gpu_model_runner.py:5149] Model loading took 14.99 GiB memory "
@@ -60,10 +114,11 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="PyTorch could not allocate CUDA memory; the boot phase says which step "
         "needed it (weights, profiling, graph capture).",
-        remediation="Depends on the phase: weights need a smaller or quantized model or more "
-        "GPUs; profiling needs a smaller --max-num-batched-tokens; graph capture needs fewer or "
-        "smaller capture sizes (--max-num-seqs) or --enforce-eager.",
-        references=("PyTorch c10/cuda/CUDACachingAllocator.cpp (OutOfMemoryError text)",),
+        remediation=_ANY_PHASE,
+        references=(
+            "c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc "
+            "(TORCH_CHECK_WITH(OutOfMemoryError, ...), pytorch@001074d)",
+        ),
     ),
     Rule(
         id="CM002",
@@ -119,5 +174,175 @@ RULES: tuple[Rule, ...] = (
             "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run (0.8.5-0.32.0)",
             "gpu_model_runner.py _dummy_pooler_run_task (0.10.0-0.32.0)",
         ),
+    ),
+    Rule(
+        id="CM004",
+        status="preview",
+        printed_by="pytorch",
+        name="torch-hip-oom",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="HIP out of memory. Tried to allocate",
+        patterns=tuple(_other("HIP", p) for p in (_TORCH_OOM, _OLD_TORCH_OOM, _CUT_TORCH_OOM)),
+        constants=(("device", "HIP"),),
+        remediations=_PHASE_REMEDIES,
+        examples=(
+            "(EngineCore_DP0 pid=4242) torch.OutOfMemoryError: HIP out of memory. Tried to "
+            "allocate 2.00 GiB. GPU 0 has a total capacity of 191.98 GiB of which 1.21 GiB is "
+            "free. Of the allocated memory 180.02 GiB is allocated by PyTorch, and 3.11 GiB is "
+            "reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+            "try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid "
+            "fragmentation.  See documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        ),
+        summary="PyTorch on ROCm could not allocate device memory; the boot phase says which "
+        "step needed it.",
+        remediation=_ANY_PHASE,
+        references=(
+            "c10/cuda/CUDACachingAllocator.cpp hipified for ROCm builds "
+            "(tools/amd_build/build_amd.py), the same OutOfMemoryError text with HIP",
+        ),
+    ),
+    Rule(
+        id="CM005",
+        status="preview",
+        printed_by="pytorch",
+        name="torch-xpu-oom",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="XPU out of memory. Tried to allocate",
+        patterns=(
+            _other("XPU", _TORCH_OOM),
+            _XPU_OOM_NO_FREE,
+            _other("XPU", _OLD_TORCH_OOM).replace(r".*?(?P<free_gib>" + _SIZE + r") free;", ""),
+            _other("XPU", _CUT_TORCH_OOM),
+        ),
+        constants=(("device", "XPU"),),
+        remediations=_PHASE_REMEDIES,
+        examples=(
+            "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 1.50 GiB. GPU 0 has a "
+            "total capacity of 23.99 GiB of which 512.00 MiB is free. Of the allocated memory "
+            "22.10 GiB is allocated by PyTorch, and 1.02 GiB is reserved by PyTorch but "
+            "unallocated. Please use `empty_cache` to release all unoccupied cached memory.",
+            "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 1.50 GiB. GPU 0 has a "
+            "total capacity of 23.99 GiB. Of the allocated memory 22.10 GiB is allocated by "
+            "PyTorch, and 1.02 GiB is reserved by PyTorch but unallocated. Please use "
+            "`empty_cache` to release all unoccupied cached memory.",
+            "RuntimeError: XPU out of memory. Tried to allocate 1.50 GiB (GPU 0; 15.56 GiB total "
+            "capacity; 13.20 GiB already allocated; 14.01 GiB reserved in total by PyTorch)",
+        ),
+        summary="PyTorch on an Intel GPU could not allocate device memory; the boot phase says "
+        "which step needed it.",
+        remediation=_ANY_PHASE,
+        references=(
+            "c10/xpu/XPUCachingAllocator.cpp DeviceCachingAllocator::malloc "
+            "(TORCH_CHECK_WITH(OutOfMemoryError, ...))",
+        ),
+    ),
+    Rule(
+        id="CM006",
+        status="preview",
+        printed_by="pytorch",
+        name="cuda-error-out-of-memory",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="CUDA error: out of memory",
+        patterns=(r"(?P<device>CUDA) error: out of memory",),
+        remediations=_PHASE_REMEDIES,
+        examples=(
+            "(EngineCore_DP0 pid=4242) torch.AcceleratorError: CUDA error: out of memory",
+            "RuntimeError: CUDA error: out of memory",
+        ),
+        summary="The CUDA runtime itself returned cudaErrorMemoryAllocation (graph capture, "
+        "cuBLAS and NCCL allocate outside torch's allocator).",
+        remediation=_ANY_PHASE,
+        references=(
+            "c10/cuda/CUDAException.cpp:29 ('CUDA error: ' + cudaGetErrorString)",
+            "CUDA runtime: cudaErrorMemoryAllocation (2) 'out of memory'",
+        ),
+    ),
+    Rule(
+        id="CM007",
+        status="preview",
+        printed_by="pytorch",
+        name="hip-error-out-of-memory",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="HIP error: out of memory",
+        patterns=(r"(?P<device>HIP) error: out of memory",),
+        remediations=_PHASE_REMEDIES,
+        examples=("RuntimeError: HIP error: out of memory",),
+        summary="The HIP runtime returned hipErrorOutOfMemory outside torch's allocator.",
+        remediation=_ANY_PHASE,
+        references=("c10/cuda/CUDAException.cpp:29 hipified ('HIP error: ' + hipGetErrorString)",),
+    ),
+    Rule(
+        id="CM008",
+        status="preview",
+        printed_by="pytorch",
+        name="cuda-driver-error-out-of-memory",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="CUDA driver error: out of memory",
+        patterns=(r"(?P<device>CUDA) driver error: out of memory",),
+        remediations=_PHASE_REMEDIES,
+        examples=("RuntimeError: CUDA driver error: out of memory",),
+        summary="A CUDA driver API call (expandable segments, virtual memory) returned "
+        "CUDA_ERROR_OUT_OF_MEMORY.",
+        remediation=_ANY_PHASE,
+        references=("c10/cuda/driver_api.h:16 C10_CUDA_DRIVER_CHECK ('CUDA driver error: ')",),
+    ),
+    Rule(
+        id="CM009",
+        status="preview",
+        printed_by="pytorch",
+        name="xpu-out-of-device-memory",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=45,
+        literal="UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+        patterns=(r"UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",),
+        constants=(("device", "XPU"),),
+        remediations=_PHASE_REMEDIES,
+        examples=(
+            "RuntimeError: Native API failed. Native API returns: 39 "
+            "(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+        ),
+        summary="Intel's Level Zero / Unified Runtime could not allocate device memory "
+        "(outside torch's XPU allocator).",
+        remediation=_ANY_PHASE,
+        references=(
+            "oneapi-src/unified-runtime include/ur_api.h UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+            "intel/llvm sycl: 'Native API failed. Native API returns: ' + codeToString",
+        ),
+    ),
+    Rule(
+        id="CM010",
+        status="preview",
+        name="unquantized-linear-weights-oom",
+        vllm=">=0.11,<0.12",
+        outcome="weight_load_oom",
+        literal="Failed to create unquantized linear weights",
+        patterns=(
+            r"Failed to create unquantized linear weights: " + _TORCH_OOM,
+            r"Failed to create unquantized linear weights[.:]",
+        ),
+        examples=(
+            "(EngineCore_DP0 pid=4242) ERROR 12-01 10:02:11 [linear.py:210] Failed to create "
+            "unquantized linear weights: CUDA out of memory. Tried to allocate 448.00 MiB. GPU "
+            "0 has a total capacity of 23.52 GiB of which 216.75 MiB is free. Of the allocated "
+            "memory 22.89 GiB is allocated by PyTorch, and 11.40 MiB is reserved by PyTorch but "
+            "unallocated.",
+            "RuntimeError: Failed to create unquantized linear weights. This may be caused by "
+            "insufficient memory to allocate the weight.",
+        ),
+        summary="vLLM ran out of device memory creating a linear layer's weights (0.11).",
+        remediation=dict(_PHASE_REMEDIES)["weight_load_oom"],
+        references=("vllm/model_executor/layers/linear.py:210 and :217 (0.11.0)",),
     ),
 )

@@ -125,7 +125,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="HM005",
         name="cpu-node-memory-below-utilization",
-        vllm=">=0.20",
+        vllm=">=0.20,<0.33",
         outcome="insufficient_free_memory",
         literal="is less than desired CPU memory utilization",
         patterns=(
@@ -192,5 +192,41 @@ RULES: tuple[Rule, ...] = (
         "the V1 GPU worker of 0.8.5/0.9.0.1, and other workers up to 0.15).",
         remediation="Give vLLM the GPU to itself during boot; a restart usually succeeds.",
         references=("vllm/v1/worker/gpu_worker.py:188 (0.8.5)", "gpu_worker.py:190 (0.9.0.1)"),
+    ),
+    Rule(
+        id="HM008",
+        status="preview",
+        name="cpu-worker-exceeds-reservation",
+        vllm=">=0.33",
+        outcome="cpu_memory_reservation_exceeded",
+        literal="of CPU memory reserved for it on node",
+        source_pattern=r"The worker already uses \{\} GiB ",
+        patterns=(
+            r"The worker already uses (?P<used_gib>" + _G + r") GiB \(model weights and "
+            r"runtime\), more than the (?P<reserved_gib>" + _G + r") GiB of CPU memory reserved "
+            r"for it on node (?P<numa_node>\d+), leaving none for the KV cache\."
+            r"(?:[^\n]{0,400}?increase `?--gpu-memory-utilization`? to more than "
+            r"(?P<min_gpu_memory_utilization>\d+(?:\.\d+)?))?",
+        ),
+        examples=(
+            "(EngineCore pid=2210) ERROR 12-01 10:02:11 [core.py:1142] ValueError: The worker "
+            "already uses 2.31 GiB (model weights and runtime), more than the 2.2 GiB of CPU "
+            "memory reserved for it on node 0, leaving none for the KV cache. On the CPU "
+            "backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory "
+            "reserved (despite its name). To resolve: increase `--gpu-memory-utilization` to "
+            "more than 0.10, or set the KV cache size explicitly with `--kv-cache-memory-bytes` "
+            "or VLLM_CPU_KVCACHE_SPACE.",
+        ),
+        counter_examples=(
+            "ValueError: Available memory on node 0 (2.1/23.47 GiB) on kv cache allocation is "
+            "less than requested memory for kv (19.2/21.59 GiB). Reduce CPU memory used by other "
+            "processes.",
+        ),
+        summary="CPU backend (0.33+): the worker's own footprint already fills the memory "
+        "--gpu-memory-utilization reserves, leaving nothing for the KV cache.",
+        remediation="Raise --gpu-memory-utilization above the value vLLM prints, or set the "
+        "KV cache size explicitly (--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE); "
+        "freeing memory elsewhere or lowering the utilization cannot help.",
+        references=("vllm/v1/worker/cpu_worker.py:229 (0.33.0, replaces HM005's check)",),
     ),
 )

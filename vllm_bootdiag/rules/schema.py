@@ -31,7 +31,16 @@ cause printed above it (`See root cause above.`); it ranks below every cause and
 never stands in for one."""
 
 PrintedBy = Literal[
-    "vllm", "pytorch", "huggingface_hub", "transformers", "uvicorn", "argparse", "pydantic", "os"
+    "vllm",
+    "pytorch",
+    "huggingface_hub",
+    "transformers",
+    "safetensors",
+    "uvicorn",
+    "argparse",
+    "pydantic",
+    "python",
+    "os",
 ]
 """Who formats the message: only vLLM's own wording can be checked against vLLM's source."""
 
@@ -72,11 +81,29 @@ class Rule(BaseModel):
     attribution: Attribution = "none"
     terminal: bool = True
     """A terminal line ends the boot: a BootWatcher reports it at once."""
+    reports: bool = True
+    """False for a warning that usually precedes the failure but may not (torch's GPU
+    capability warning: PTX can still JIT): it names the cause in a diagnosis, but a
+    BootWatcher never reports on it alone, so a boot that goes on is not stopped."""
     unless: tuple[str, ...] = ()
     """Literals whose presence anywhere in the tail's failure lines voids a match
     (for a message that means something only when nothing else was printed)."""
     rank: int | None = None
     """Overrides the outcome's root-cause precedence (an echo ranks lower)."""
+    constants: tuple[tuple[str, str], ...] = ()
+    """(outcome field, value) pairs the wording implies but does not print: the flag
+    behind a config field (`--kv-cache-dtype` for `cache_dtype`), the device a library
+    names. A named group of the same field overrides the constant."""
+    remediations: tuple[tuple[str, str], ...] = ()
+    """(outcome kind, remediation) for an attributed rule whose kind is decided from
+    context (`attribution`): the remedy for the phase found, `remediation` otherwise."""
+
+    def remediation_for(self, kind: str) -> str:
+        """The remediation for the outcome kind this rule's match became."""
+        for k, text in self.remediations:
+            if k == kind:
+                return text
+        return self.remediation
 
     @field_validator("outcome")
     @classmethod
@@ -103,6 +130,14 @@ class Rule(BaseModel):
                 f"{self.id}: field 'covers': only a tolerant rule covers exact siblings"
             )
         fields = outcomes.field_names(self.outcome)
+        bad = {k for k, _ in self.constants} - fields
+        if bad:
+            raise ValueError(
+                f"{self.id}: field 'constants': {sorted(bad)} are not {self.outcome} fields"
+            )
+        bad = {k for k, _ in self.remediations} - set(outcomes.OUTCOME_TYPES)
+        if bad:
+            raise ValueError(f"{self.id}: field 'remediations': unknown kinds {sorted(bad)}")
         for p in self.patterns:
             try:
                 compiled = regex.compile(p)
@@ -134,13 +169,15 @@ class Rule(BaseModel):
         return self
 
     def match(self, message: str) -> dict[str, str] | None:
-        """The named groups of the first pattern that matches, or None."""
+        """The named groups of the first pattern that matches (over the rule's
+        constants), or None."""
         if self.literal not in message:
             return None
         for pattern in self.compiled:
             m = pattern.search(message)
             if m:
-                return {k: v for k, v in m.groupdict().items() if v is not None}
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                return {**dict(self.constants), **groups} if self.constants else groups
         return None
 
     def applies_to(self, version: Version | None) -> bool:

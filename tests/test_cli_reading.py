@@ -18,7 +18,7 @@ import pytest
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 KV_LOG = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
-UNKNOWN_LOG = CORPUS / "0.8.5" / "unknown__llama1b-kvspace1__cpu.log"
+UNKNOWN_LOG = CORPUS / "0.10.1.1" / "unknown__smollm135m-eager-transformers5__cpu.log"
 
 
 def run(*args: str, stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:

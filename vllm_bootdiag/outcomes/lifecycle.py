@@ -14,7 +14,7 @@ from pydantic import computed_field
 from .base import Category, Plan, _Outcome
 
 ERROR_LOOKING = regex.compile(
-    r"^(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
+    r"^(?:[\w.]+\.)?(?:[A-Z]\w*?)?(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
     r"|(?:^|: )error: |^Error: "
     r"|: undefined symbol: |: cannot open shared object file"
     r"|^(?:Segmentation fault|Bus error|Aborted|Killed)\b"

@@ -45,9 +45,7 @@ RULES: tuple[Rule, ...] = (
         outcome="broken_install",
         rank=45,
         literal="cannot import name '",
-        patterns=(
-            r"ImportError: cannot import name '(?P<symbol>\w+)' from '(?P<module>[\w.]+)'",
-        ),
+        patterns=(r"ImportError: cannot import name '(?P<symbol>\w+)' from '(?P<module>[\w.]+)'",),
         examples=(
             "ImportError: cannot import name 'ModelWeightParameter' from "
             "'vllm.model_executor.parameter' (<venv>/lib/python3.12/site-packages/vllm/"
@@ -66,7 +64,7 @@ RULES: tuple[Rule, ...] = (
         outcome="broken_install",
         literal=": undefined symbol: ",
         patterns=(
-            r"(?:^|[\s('\"])(?P<library>[\w./+-]{1,300}?\.so[\w.]{0,20}): undefined symbol: "
+            r"(?:^|[\s('\"])(?P<library>[\w./+<>-]{1,300}?\.so[\w.]{0,20}): undefined symbol: "
             r"(?P<symbol>[^\s'\"(),]{1,500})",
             r"undefined symbol: (?P<symbol>[^\s'\"(),]{1,500})",
         ),
@@ -91,7 +89,7 @@ RULES: tuple[Rule, ...] = (
         outcome="broken_install",
         literal="cannot open shared object file",
         patterns=(
-            r"(?:^|[\s('\":])(?P<library>[\w./+-]{1,200}?\.so[\w.]{0,20}): cannot open shared "
+            r"(?:^|[\s('\":])(?P<library>[\w./+<>-]{1,200}?\.so[\w.]{0,20}): cannot open shared "
             r"object file",
         ),
         examples=(
@@ -137,9 +135,7 @@ RULES: tuple[Rule, ...] = (
         patterns=(r"Model Runner V2 requires Triton\.",),
         constants=(("module", "triton"),),
         examples=(_ENGINE + "ValueError: Model Runner V2 requires Triton.",),
-        counter_examples=(
-            "Model Runner V2 requires Triton; using the V1 model runner instead.",
-        ),
+        counter_examples=("Model Runner V2 requires Triton; using the V1 model runner instead.",),
         summary="The V2 model runner was asked for (VLLM_USE_V2_MODEL_RUNNER=1) but Triton "
         "is not installed.",
         remediation="Install triton (the version torch pins), or unset "

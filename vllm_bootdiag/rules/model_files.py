@@ -32,8 +32,7 @@ RULES: tuple[Rule, ...] = (
         examples=(
             _ENGINE + "safetensors_rust.SafetensorError: Error while deserializing header: "
             "HeaderTooLarge",
-            "safetensors_rust.SafetensorError: Error while deserializing header: header too "
-            "large",
+            "safetensors_rust.SafetensorError: Error while deserializing header: header too large",
             "safetensors_rust.SafetensorError: Error while deserializing header: invalid JSON "
             "in header: EOF while parsing a value at line 1 column 0",
         ),

@@ -37,7 +37,9 @@ _DEVICES_REMEDY = (
 )
 _SHUTDOWN = ("Application startup complete",)
 """torch initialises CUDA lazily, so a CPU-backend worker that touches it while shutting
-down a server that booted raises the no-driver text: not a boot failure."""
+down a server that booted raises the no-driver text: not a boot failure. For the same
+reason the no-GPU rules rank below other causes (35): a CPU boot that failed for its own
+reason prints them again while it cleans up (real 0.20.0 captures do)."""
 _ATTN_REMEDY = (
     "No attention backend supports this model's head size / dtype on this GPU: pick one "
     "that does with --attention-backend (e.g. FLEX_ATTENTION, TRITON_ATTN), try another "
@@ -130,9 +132,7 @@ RULES: tuple[Rule, ...] = (
             r"Found GPU\d+ (?P<device_name>\S[^\n]{0,120}?) which is of compute capability "
             r"\(CC\) (?P<compute_capability>\d+\.\d)\.",
         ),
-        examples=(
-            "Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.",
-        ),
+        examples=("Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.",),
         summary="torch's newer capability warning: the GPU's compute capability is outside "
         "what the build supports.",
         remediation=_ARCH_REMEDY,
@@ -197,6 +197,7 @@ RULES: tuple[Rule, ...] = (
         name="no-cuda-gpus-available",
         outcome="no_accelerator",
         unless=_SHUTDOWN,
+        rank=35,
         literal="No CUDA GPUs are available",
         patterns=(r"No (?P<device_type>CUDA) GPUs are available",),
         constants=(("device_count", "0"),),
@@ -212,6 +213,7 @@ RULES: tuple[Rule, ...] = (
         name="no-nvidia-driver",
         outcome="no_accelerator",
         unless=_SHUTDOWN,
+        rank=35,
         literal="Found no NVIDIA driver on your system",
         patterns=(r"Found no NVIDIA driver on your system",),
         constants=(("device_type", "cuda"), ("device_count", "0")),
@@ -253,12 +255,11 @@ RULES: tuple[Rule, ...] = (
         name="no-cuda-capable-device",
         outcome="no_accelerator",
         unless=_SHUTDOWN,
+        rank=35,
         literal="no CUDA-capable device is detected",
         patterns=(r"no (?P<device_type>CUDA)-capable device is detected",),
         constants=(("device_count", "0"),),
-        examples=(
-            _ENGINE + "RuntimeError: CUDA error: no CUDA-capable device is detected",
-        ),
+        examples=(_ENGINE + "RuntimeError: CUDA error: no CUDA-capable device is detected",),
         summary="The CUDA runtime found no device (cudaErrorNoDevice).",
         remediation=_NO_GPU_REMEDY,
         references=(
@@ -285,8 +286,7 @@ RULES: tuple[Rule, ...] = (
             "ValueError: World size (2) is larger than the number of available GPUs (1) in this "
             "node. If this is intentional and you are using:",
         ),
-        summary="tensor_parallel_size x pipeline_parallel_size is more than the GPUs on this "
-        "node.",
+        summary="tensor_parallel_size x pipeline_parallel_size is more than the GPUs on this node.",
         remediation=_DEVICES_REMEDY,
         references=(
             "vllm/config/parallel.py:564 (0.13.0)",
@@ -401,9 +401,7 @@ RULES: tuple[Rule, ...] = (
         outcome="attention_backend_unsupported",
         literal="is not supported by ",
         source_pattern=r"Head size \{\} is not supported by ",
-        patterns=(
-            r"Head size (?P<head_size>\d+) is not supported by (?P<backend>\w+)\.",
-        ),
+        patterns=(r"Head size (?P<head_size>\d+) is not supported by (?P<backend>\w+)\.",),
         examples=(
             _ENGINE + "ValueError: Head size 80 is not supported by FlashAttention. Supported "
             "head sizes are: [32, 64, 96, 128, 160, 192, 224, 256]. Set "
@@ -472,6 +470,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PF035",
+        status="preview",
         name="cpu-local-workers-over-numa-nodes",
         vllm=">=0.20",
         outcome="insufficient_devices",

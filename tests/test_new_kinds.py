@@ -247,6 +247,6 @@ def test_any_error_looking_last_line_is_a_failure() -> None:
         "Segmentation fault (core dumped)",
         "terminate called after throwing an instance of 'c10::Error'",
     ):
-        d = classify(["(APIServer pid=1) INFO 12-01 10:00:00 [a.py:1] starting", line])
+        d = classify([line])
         assert d.primary.kind == "unknown" and d.failed, line
     assert not classify(["(APIServer pid=1) INFO 12-01 10:00:00 [a.py:1] starting"]).failed

@@ -138,14 +138,8 @@ def test_relaunch_order_seqs_and_eager_then_context_then_booted(
         ]
         assert [a.exit_code for a in summary.attempts[:2]] == [1, 1]
         launched = fake.launches()
-        assert launched[0] == [
-            "serve",
-            MODEL,
-            "--max-model-len",
-            "131072",
-            "--port",
-            str(fake.port),
-        ]
+        # the first launch is the user's argv exactly as given
+        assert launched[0] == fake.argv("--max-model-len", "131072")[1:]
         assert "--max-num-seqs" in launched[1] and launched[1][-1] == "--enforce-eager"
         assert launched[2][-1] == "--enforce-eager" and "32" in launched[2]
         assert "130048" in launched[2]

@@ -16,72 +16,34 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import regex
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-MaxModelLen = int | Literal["auto"]
+from .command import vllm_args_start
+from .launch_values import (
+    LaunchConfigError,
+    MaxModelLen,
+    parse_bool,
+    parse_float,
+    parse_int,
+    parse_len,
+    parse_sizes,
+    render_unknown,
+    take_compilation,
+)
 
+__all__ = [
+    "ENV_NAMES",
+    "VLLM_ENV_NAMES",
+    "LaunchConfig",
+    "LaunchConfigError",
+    "MaxModelLen",
+    "parse_bool",
+    "parse_int",
+]
 
-class LaunchConfigError(ValueError):
-    """An argv, env value or log line that does not describe a launch."""
-
-
-_HUMAN_INT = regex.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT])$")
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
-def parse_int(text: str, name: str) -> int:
-    """An int the way vLLM reads one: `32768`, `32k` (10**3), `32K` (2**10)."""
-    value = text.strip().replace("_", "")
-    m = _HUMAN_INT.match(value)
-    try:
-        if m is None:
-            return int(value)
-        number, suffix = m[1], m[2]
-        if suffix in _DECIMAL:
-            return int(float(number) * _DECIMAL[suffix])
-        return int(number) * _BINARY[suffix]
-    except ValueError:
-        raise LaunchConfigError(f"{name}: not an integer: {text!r}") from None
-
-
-def _parse_float(text: str, name: str) -> float:
-    try:
-        return float(text.strip())
-    except ValueError:
-        raise LaunchConfigError(f"{name}: not a number: {text!r}") from None
-
-
-def _parse_len(text: str) -> MaxModelLen:
-    value = text.strip()
-    if value.lower() in ("auto", "-1"):
-        return "auto"
-    return parse_int(value, "max_model_len")
-
-
-_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
-_FALSE = frozenset({"0", "false", "no", "off", "n", "f", ""})
-
-
-def parse_bool(text: str, name: str) -> bool:
-    """A boolean the way workers write one: 1/0, true/false, yes/no, on/off."""
-    value = text.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise LaunchConfigError(f"{name}: not a boolean: {text!r}")
-
-
-def _parse_sizes(text: str, name: str) -> tuple[int, ...]:
-    parts = [p for p in regex.split(r"[\s,\[\]]+", text.strip()) if p]
-    return tuple(parse_int(p, name) for p in parts)
-
-
-# Typed fields with a value: field -> (flag, parser).
 _VALUE_FLAGS: dict[str, str] = {
     "model": "--model",
     "max_model_len": "--max-model-len",
@@ -134,13 +96,13 @@ _ENV_NAME = regex.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 def _convert(field: str, text: str) -> Any:
     """An argv or env string -> the field's typed value."""
     if field == "max_model_len":
-        return _parse_len(text)
+        return parse_len(text)
     if field == "gpu_memory_utilization":
-        return _parse_float(text, field)
+        return parse_float(text, field)
     if field == "enforce_eager":
         return parse_bool(text, field)
     if field == "cudagraph_capture_sizes":
-        return _parse_sizes(text, field)
+        return parse_sizes(text, field)
     if field in ("model", "kv_cache_dtype"):
         return text
     return parse_int(text, field)
@@ -180,6 +142,10 @@ class LaunchConfig(BaseModel):
     port: int | None = None
     compilation_config_other: str | None = None
     extra_args: tuple[str, ...] = ()
+    passthrough: bool = False
+    """The argv has no part we can read as vLLM's (a script, a wrapper): `command`
+    holds all of it, `to_argv` gives it back unchanged, and a relaunch changes only
+    the environment (`to_env`)."""
     env: tuple[tuple[str, str], ...] = ()
     """Environment overrides for the child, as sorted (name, value) pairs (a mapping is
     accepted): the supervisor applies them on every attempt."""
@@ -212,20 +178,21 @@ class LaunchConfig(BaseModel):
     def from_argv(cls, argv: Sequence[str]) -> LaunchConfig:
         """Parse a `vllm serve MODEL --flag value ...` argv (any leading command).
 
-        The command runs up to and including `serve` (or the module after
-        `python -m`, or up to the first flag); a bare token right after `serve`
-        is the model.
-        Flags we do not type are kept as raw tokens, in order.
+        The command runs up to and including `serve`, the module after `python
+        -m`, or a container's image (see command.py); a bare token right after it
+        is the model. Flags we do not type are kept as raw tokens, in order. A
+        command with no vLLM part (`./start.sh M`) comes back `passthrough`:
+        kept whole, relaunched through its environment only.
         """
+        if isinstance(argv, (str, bytes)):
+            raise LaunchConfigError("argv: a list of tokens, not one string (split it first)")
         tokens = list(argv)
-        if "serve" in tokens:
-            cut = tokens.index("serve") + 1
-        elif "-m" in tokens[:3] and tokens.index("-m") + 1 < len(tokens):
-            cut = tokens.index("-m") + 2  # python -m vllm.entrypoints.openai.api_server
-        else:
-            cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
-            if cut == len(tokens) and tokens:
-                cut = 1
+        if not all(isinstance(t, str) for t in tokens):
+            raise LaunchConfigError("argv: every token must be a string")
+        cut = vllm_args_start(tokens)
+        if cut is None:
+            # Nothing here reads as vLLM's arguments: keep it whole, never rewrite it.
+            return _validated(cls, {"command": tuple(tokens), "passthrough": True}, "argv")
         fields: dict[str, Any] = {"command": tuple(tokens[:cut])}
         rest = tokens[cut:]
         if rest and not rest[0].startswith("-"):
@@ -262,7 +229,7 @@ class LaunchConfig(BaseModel):
             else:
                 raise LaunchConfigError(f"{flag} needs a value")
             if flag in _COMPILATION_FLAGS:
-                if not _take_compilation(text, fields):
+                if not take_compilation(text, fields):
                     extra.extend([token] if eq else [token, text])
                 continue
             field = _FLAG_TO_FIELD[flag]
@@ -303,7 +270,7 @@ class LaunchConfig(BaseModel):
             raise LaunchConfigError("non-default args: too long to be a launch line")
         try:
             tree = ast.parse(body, mode="eval").body
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise LaunchConfigError("non-default args: not a Python dict") from None
         if not isinstance(tree, ast.Dict):
             raise LaunchConfigError("non-default args: not a Python dict")
@@ -339,18 +306,21 @@ class LaunchConfig(BaseModel):
             elif key == "compilation_config":
                 # Always a value flag: a non-dict (vLLM takes an -O level too) stays raw.
                 text = json.dumps(value) if not isinstance(value, str) else value
-                if not (isinstance(value, dict) and _take_compilation(text, fields)):
+                if not (isinstance(value, dict) and take_compilation(text, fields)):
                     extra.extend(["--compilation-config", text])
             else:
-                extra.extend(_render_unknown(key, value))
+                extra.extend(render_unknown(key, value))
         fields["extra_args"] = tuple(extra)
         return _validated(cls, fields, "non-default args")
 
     # --- writing ---------------------------------------------------------------
 
     def to_argv(self) -> list[str]:
-        """The argv to launch: command, model, typed flags, then the rest in order."""
+        """The argv to launch: command, model, typed flags, then the rest in order
+        (a `passthrough` command comes back as it was given)."""
         argv = list(self.command)
+        if self.passthrough:
+            return argv
         if self.model is not None:
             if self.command and self.command[-1] == "serve":
                 argv.append(self.model)
@@ -454,39 +424,3 @@ def _validated(cls: type[LaunchConfig], fields: dict[str, Any], source: str) -> 
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise LaunchConfigError(f"{source}: {where}: {first['msg']}") from None
-
-
-def _take_compilation(text: str, fields: dict[str, Any]) -> bool:
-    """Read a `--compilation-config` JSON dict into fields; False if it is not one."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return False
-    if not isinstance(value, dict):
-        return False
-    sizes = value.pop("cudagraph_capture_sizes", None)
-    largest = value.pop("max_cudagraph_capture_size", None)
-    try:
-        if sizes is not None:
-            fields["cudagraph_capture_sizes"] = tuple(int(s) for s in sizes)
-        if largest is not None:
-            fields["max_cudagraph_capture_size"] = int(largest)
-    except (TypeError, ValueError):
-        raise LaunchConfigError(f"--compilation-config: bad capture sizes in {text!r}") from None
-    if value:
-        fields["compilation_config_other"] = json.dumps(value, separators=(",", ":"))
-    return True
-
-
-def _render_unknown(key: str, value: Any) -> list[str]:
-    """A `non-default args` entry we do not type -> argv tokens vLLM accepts."""
-    flag = "--" + key.replace("_", "-")
-    if value is True:
-        return [flag]
-    if value is False:
-        return ["--no-" + key.replace("_", "-")]
-    if isinstance(value, (list, tuple)):
-        return [flag, *(str(v) for v in value)] if value else []
-    if isinstance(value, dict):
-        return [flag, json.dumps(value, separators=(",", ":"))]
-    return [flag, str(value)]

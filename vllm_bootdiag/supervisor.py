@@ -125,7 +125,13 @@ class Supervisor:
         kill_grace: float = 10.0,
         unconfirmed_boot_seconds: float = 15.0,
     ) -> None:
-        self.config = LaunchConfig.from_argv(argv)
+        self.argv = list(argv)
+        config = LaunchConfig.from_argv(argv)
+        if config.passthrough:
+            # A script or wrapper: its settings come from the environment it reads.
+            base = LaunchConfig.from_env({**os.environ, **(env or {})})
+            config = base.model_copy(update={"command": config.command, "passthrough": True})
+        self.config = config
         self.policy = policy or Policy()
         self.env = dict(env) if env is not None else None
         self.echo = echo
@@ -218,7 +224,7 @@ class Supervisor:
                     "result": result,
                     "attempts": attempts,
                     "final_config": config,
-                    "final_argv": config.to_argv(),
+                    "final_argv": self.argv_for(config),
                     "degradations": degradations,
                     "seconds": round(time.monotonic() - started, 3),
                     "signal": self._stop_signal,
@@ -236,7 +242,7 @@ class Supervisor:
             attempts.append(
                 AttemptSummary(
                     number=len(attempts) + 1,
-                    argv=tuple(config.to_argv()),
+                    argv=tuple(self.argv_for(config)),
                     config=config,
                     step=step,
                     outcome=outcome,
@@ -287,12 +293,27 @@ class Supervisor:
                 self.echo.write(text + "\n")
                 self.echo.flush()
 
+    def argv_for(self, config: LaunchConfig) -> list[str]:
+        """The argv that launches `config`: the user's own argv, untouched, for the
+        first config (and for a passthrough command always); else the rendered one."""
+        if config == self.config or config.passthrough:
+            return list(self.argv)
+        return config.to_argv()
+
+    def env_for(self, config: LaunchConfig) -> dict[str, str] | None:
+        """The child's environment: ours, the caller's `env`, then the config's own
+        overrides; a passthrough relaunch also gets every setting as a variable."""
+        extra = dict(config.env)
+        if config.passthrough and config != self.config:
+            extra = config.to_env()
+        if self.env is None and not extra:
+            return None
+        return {**os.environ, **(self.env or {}), **extra}
+
     def _start(self, config: LaunchConfig) -> subprocess.Popen[bytes]:
-        env: dict[str, str] | None = None
-        if self.env is not None or config.env:
-            env = {**os.environ, **(self.env or {}), **config.env_vars()}
+        env = self.env_for(config)
         proc = subprocess.Popen(
-            config.to_argv(),
+            self.argv_for(config),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -337,7 +358,7 @@ class Supervisor:
         try:
             proc = self._start(config)
         except OSError as e:
-            raise LaunchError(f"cannot start {config.to_argv()[0]!r}: {e}") from None
+            raise LaunchError(f"cannot start {self.argv_for(config)[0]!r}: {e}") from None
         watcher = self.watcher
         assert watcher is not None
         port = config.health_port

@@ -14,12 +14,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import engine, logtail
 from .outcomes import OUTCOME_TYPES
+
+if TYPE_CHECKING:
+    from .rules.ruleset import RuleSet
 
 
 class CorpusError(Exception):
@@ -150,9 +153,12 @@ def compare(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
     return bad
 
 
-def check_entry(entry: Entry) -> Result:
-    """Classify one log (with no version hint: the log must say it) and compare."""
-    d = engine.classify(logtail.read_tail(entry.log_path))
+def check_entry(entry: Entry, rules: RuleSet | None = None) -> Result:
+    """Classify one log (with no version hint: the log must say it) and compare.
+
+    `rules` replaces the built-in table: a release's new rules, tried before they land.
+    """
+    d = engine.classify(logtail.read_tail(entry.log_path), rules=rules)
     got = d.primary.model_dump(mode="json", exclude={"evidence"})
     mismatches = compare(entry.label.expected, got)
     if entry.label.vllm_version and d.vllm_version not in (None, entry.label.vllm_version):
@@ -166,9 +172,9 @@ def check_entry(entry: Entry) -> Result:
     )
 
 
-def expected_from(entry: Entry) -> dict[str, Any]:
+def expected_from(entry: Entry, rules: RuleSet | None = None) -> dict[str, Any]:
     """What the classifier says now, as a label's `expected` (numbers, no evidence)."""
-    d = engine.classify(logtail.read_tail(entry.log_path))
+    d = engine.classify(logtail.read_tail(entry.log_path), rules=rules)
     dump = d.primary.model_dump(
         mode="json",
         exclude={"evidence", "category", "retry_same_config_can_succeed"},
@@ -179,7 +185,9 @@ def expected_from(entry: Entry) -> dict[str, Any]:
     return {k: v for k, v in {**head, **rest}.items() if v is not None}
 
 
-def check(root: str | Path = "corpus", write_expected: bool = False) -> list[Result]:
+def check(
+    root: str | Path = "corpus", write_expected: bool = False, rules: RuleSet | None = None
+) -> list[Result]:
     """Check every log; with `write_expected`, fill in the numbers of labels.
 
     The writer never changes a label's `kind` (that is a person's call, made at
@@ -190,9 +198,9 @@ def check(root: str | Path = "corpus", write_expected: bool = False) -> list[Res
     """
     results: list[Result] = []
     for entry in entries(root):
-        result = check_entry(entry)
+        result = check_entry(entry, rules)
         if write_expected:
-            fresh = expected_from(entry)
+            fresh = expected_from(entry, rules)
             old = entry.label.expected
             if fresh.get("kind") == old.get("kind") and fresh != old:
                 raw = json.loads(entry.label_path.read_text())
@@ -206,6 +214,6 @@ def check(root: str | Path = "corpus", write_expected: bool = False) -> list[Res
                 )
                 label = Label.model_validate(raw)
                 new_id = entry_id(label, entry.label_path)
-                result = check_entry(Entry(new_id, entry.log_path, entry.label_path, label))
+                result = check_entry(Entry(new_id, entry.log_path, entry.label_path, label), rules)
         results.append(result)
     return results

@@ -64,3 +64,19 @@ def test_classify_file_cites_file_line_numbers(tmp_path: Path) -> None:
     p.write_text("earlier output\n" * 1000 + KV_LOG.read_text())
     within_tail = classify_file(KV_LOG).primary.evidence[0].line
     assert classify_file(p).primary.evidence[0].line == 1000 + within_tail
+
+
+def test_a_pasted_line_a_rule_reads_is_vllm_output() -> None:
+    """A user pastes one error line (torch's, the hub's, vLLM's without its record prefix):
+    when a rule reads it, the answer is that rule's outcome, never "no vLLM output found"."""
+    from vllm_bootdiag.rules.ruleset import default_rules
+
+    said_foreign = []
+    for rule in default_rules().rules:
+        if rule.status != "active" or rule.role != "cause":
+            continue
+        for example in rule.examples:
+            d = classify(example)
+            if d.matches and not d.vllm_output_found:
+                said_foreign.append((rule.id, example[:60]))
+    assert said_foreign == []

@@ -65,7 +65,11 @@ def run(
     lines, repairs = normalize(raw, first_line=first_line, lookahead=lookahead)
     tail = Tail([ln.text for ln in lines], timeline.progress_key, [ln.first for ln in lines])
     d = diagnose(tail, version, rules, repairs)
-    return d if is_vllm_output(raw) else d.model_copy(update={"vllm_output_found": False})
+    # A line a rule reads (a pasted torch or hub error) is vLLM's boot output too, even with
+    # no logger record or `vllm` in sight: saying "no vLLM output" there would be a wrong answer.
+    if d.matches or is_vllm_output(raw):
+        return d
+    return d.model_copy(update={"vllm_output_found": False})
 
 
 def classify(

@@ -207,6 +207,26 @@ SCENARIOS: tuple[Scenario, ...] = (
         notes="--tensor-parallel-size 2 on a machine with one NUMA node: the CPU backend "
         "binds each worker to a NUMA node of its own",
     ),
+    Scenario(
+        "config-json-cut",
+        "model_files_unreadable",
+        "smollm2-135m-config-cut",
+        EAGER,
+        KV2,
+        device="any",
+        notes="the model directory's config.json stops halfway (as a cut download leaves it)",
+    ),
+    Scenario(
+        "safetensors-header-cut",
+        "model_files_unreadable",
+        "smollm2-135m-safetensors-cut",
+        ("--load-format", "safetensors", *EAGER),
+        KV2,
+        device="any",
+        notes="a model.safetensors cut inside its JSON header, with --load-format safetensors "
+        "(after the tool's default dummy; the last one wins). vLLM reads the header while "
+        "validating the config, before any weight is loaded",
+    ),
     # Boots that load the engine (minutes each on 2 cores).
     Scenario(
         "llama1b-kvspace1",
@@ -462,6 +482,11 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ("object has no attribute 'init_cpu", "broken_install"),
     ("are not supported for now", "unsupported_architecture"),
     ("not supported", "unsupported_architecture"),
+    ("Error while deserializing header", "model_files_unreadable"),
+    ("json.decoder.JSONDecodeError", "model_files_unreadable"),
+    # A cut safetensors header: vLLM reads it while validating VllmConfig, naming no file.
+    ("Value error, Unterminated string", "model_files_unreadable"),
+    ("Value error, Expecting ", "model_files_unreadable"),
     ("Repository Not Found", "model_not_found"),
     ("Cannot find an appropriate cached snapshot folder", "model_not_found"),
     ("LocalEntryNotFoundError", "model_not_found"),

@@ -24,6 +24,9 @@ class ModelShape:
     bos_id: int
     eos_id: int
     generation: dict[str, Any] = field(default_factory=dict)
+    # How the directory is damaged, as a cut download leaves it: "" (intact), "config-cut"
+    # (config.json stops halfway), "safetensors-cut" (model.safetensors whose header is cut).
+    damage: str = ""
 
 
 _LLAMA_COMMON: dict[str, Any] = {
@@ -177,6 +180,46 @@ SHAPES: dict[str, ModelShape] = {
     ),
 }
 
+_SMOLLM = SHAPES["smollm2-135m-shape"]
+SHAPES["smollm2-135m-config-cut"] = ModelShape(
+    name="smollm2-135m-config-cut",
+    source="SmolLM2-135M config values, config.json cut after half its bytes",
+    config=_SMOLLM.config,
+    bos_id=0,
+    eos_id=0,
+    damage="config-cut",
+)
+SHAPES["smollm2-135m-safetensors-cut"] = ModelShape(
+    name="smollm2-135m-safetensors-cut",
+    source="SmolLM2-135M config values, model.safetensors cut inside its JSON header",
+    config=_SMOLLM.config,
+    bos_id=0,
+    eos_id=0,
+    damage="safetensors-cut",
+)
+
+
+def _damage(target: Path, shape: ModelShape) -> None:
+    """Apply ``shape.damage`` to a freshly written directory."""
+    if shape.damage == "config-cut":
+        cfg = target / "config.json"
+        text = cfg.read_bytes()
+        cfg.write_bytes(text[: len(text) // 2])
+    elif shape.damage == "safetensors-cut":
+        header = json.dumps(
+            {
+                "model.embed_tokens.weight": {
+                    "dtype": "BF16",
+                    "shape": [49152, 576],
+                    "data_offsets": [0, 56623104],
+                }
+            }
+        ).encode()
+        # The 8-byte length promises the whole header; the file stops a third of the way in.
+        blob = len(header).to_bytes(8, "little") + header[: len(header) // 3]
+        (target / "model.safetensors").write_bytes(blob)
+
+
 # Runs inside the capture environment, which has the `tokenizers` package.
 _TOKENIZER_SCRIPT = r"""
 import json, sys
@@ -228,5 +271,6 @@ def write_model(shape: ModelShape, root: Path, python: Path) -> Path:
         ],
         check=True,
     )
+    _damage(target, shape)
     tmp.rename(target / "tokenizer.json")
     return target

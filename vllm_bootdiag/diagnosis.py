@@ -37,6 +37,14 @@ class Diagnosis(BaseModel):
     vllm_output_found: bool = True
     """False when no line is vLLM's output (an empty file, another program's log, binary
     data): `primary` is then an `unknown` about the input, not about a boot."""
+    boots_in_tail: int = 1
+    """Boots the tail holds (a restart or an upgrade appended to one log): the last
+    one is classified."""
+    boot_start_line: int | None = None
+    """The line the classified boot starts at, when the tail holds more than one."""
+    notes: tuple[str, ...] = ()
+    """What a reader should know about how the answer was reached (an earlier boot
+    left out, a version hint the log contradicts)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -58,6 +66,7 @@ class Diagnosis(BaseModel):
             ev = self.primary.evidence[0]
             text = ev.text if len(ev.text) <= 200 else ev.text[:197] + "..."
             lines.append(f"line {ev.line}: {text}")
+        lines.extend(f"note: {n}" for n in self.notes)
         if self.remediation:
             lines.append(f"next: {self.remediation}")
         return "\n".join(lines)

@@ -1,5 +1,8 @@
 """classify(): read -> normalize -> boots -> version -> match -> diagnose.
 
+`boots` finds where the last boot in the tail starts; only its lines are read
+for the version and the cause.
+
 One direction, no back and forth: the input is cut to its tail before any
 work (a 1M-line list or a 750 KB string costs what 400 lines cost), then each
 stage hands the next what it needs.
@@ -10,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from . import logtail, timeline
+from . import boots, logtail, timeline
 from .diagnosis import Diagnosis
 from .engine.diagnose import diagnose
 from .rules.ruleset import RuleSet, resolve
@@ -63,13 +66,27 @@ def run(
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
     lines, repairs = normalize(raw, first_line=first_line, lookahead=lookahead)
-    tail = Tail([ln.text for ln in lines], timeline.progress_key, [ln.first for ln in lines])
-    d = diagnose(tail, version, rules, repairs)
+    texts = [ln.text for ln in lines]
+    numbers = [ln.first for ln in lines]
+    tail = Tail(texts, timeline.progress_key, numbers)
+    found = boots.find(tail, timeline.PHASE_OF)
+    update: dict[str, object] = {}
+    if found.count == 1:
+        d = diagnose(tail, version, rules, repairs)
+    else:
+        start = found.last
+        tail = Tail(texts[start:], timeline.progress_key, numbers[start:])
+        note = (
+            f"the tail holds {found.count} boots; the last one, from line {numbers[start]}, "
+            "is classified"
+        )
+        d = diagnose(tail, version, rules, repairs, (note,))
+        update = {"boots_in_tail": found.count, "boot_start_line": numbers[start]}
     # A line a rule reads (a pasted torch or hub error) is vLLM's boot output too, even with
     # no logger record or `vllm` in sight: saying "no vLLM output" there would be a wrong answer.
-    if d.matches or is_vllm_output(raw):
-        return d
-    return d.model_copy(update={"vllm_output_found": False})
+    if not d.matches and not is_vllm_output(raw):
+        update["vllm_output_found"] = False
+    return d.model_copy(update=update) if update else d
 
 
 def classify(

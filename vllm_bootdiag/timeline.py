@@ -54,6 +54,8 @@ class Marker:
 _N = r"(-?\d+(?:\.\d+)?)"
 
 MARKERS: tuple[Marker, ...] = (
+    # Printed when vllm is imported (<=0.9): the first line of a boot in old releases.
+    Marker("platform", r"Automatically detected platform", None),
     Marker("api_version", r"vLLM API server version|vLLM server version", "arguments"),
     Marker("banner_version", r"[ █▀▄]*[█▀▄][ █▀▄]*version\s", "arguments"),
     Marker(
@@ -239,6 +241,8 @@ def progress_key(message: str) -> str | None:
 
 
 _BY_KEY = {m.key: m for m in MARKERS}
+PHASE_OF: dict[str, str | None] = {m.key: m.phase for m in MARKERS}
+"""Marker key -> the phase it marks (None: a marker that only carries facts)."""
 _FACT_RES = {(m.key, name): re.compile(rx) for m in MARKERS for name, rx in m.facts}
 _FIRST_WINS = frozenset({"non_default_args", "model"})
 """Facts the first occurrence gives (the launch); for the rest the last one is current."""

@@ -27,15 +27,43 @@ the raw traceback; a few copies say where, more add nothing."""
 _VERSION_MARKERS = frozenset({"api_version", "banner_version", "engine_init"})
 
 
-def _detect(tail: Tail, hint: str | None) -> versions.Detected | None:
-    if hint and versions.parse_version(hint) is not None:
-        return versions.detect((), hint)
+def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str | None]:
+    """The version the log states (its last boot's), else the caller's hint; and a
+    note when the two disagree: the log is the truth, a hint may be stale."""
     for i, key, message, _ts in tail.markers:
         if key in _VERSION_MARKERS:
             found = versions.detect((message,))
             if found is not None:
-                return versions.Detected(found.version, "log", tail.number(i))
-    return None
+                logged = versions.Detected(found.version, "log", tail.number(i))
+                given = versions.parse_version(hint) if hint else None
+                if given is not None and given != found.version:
+                    return logged, (
+                        f"the log says vLLM {found.version} (line {logged.line}); "
+                        f"the version given, {hint}, was not used"
+                    )
+                return logged, None
+    if hint and versions.parse_version(hint) is not None:
+        return versions.detect((), hint), None
+    return None, None
+
+
+def _failures(found: list[Hit]) -> list[Hit]:
+    return [h for h in found if outcomes.OUTCOME_TYPES[h.rule.outcome].FAILURE]
+
+
+def _with_out_of_range(tail: Tail, found: list[Hit], rules: RuleSet) -> tuple[list[Hit], bool]:
+    """Add matches of rules outside the version's range when they outrank every match
+    inside it: a table that lags a release still names the cause, and an echo
+    (`See root cause above.`) in range does not hide it."""
+    best = max((h.rule.precedence for h in _failures(found)), default=None)
+    wider = [
+        h
+        for h in _failures(hits(tail, rules.for_version(None)))
+        if best is None or h.rule.precedence > best
+    ]
+    if not wider:
+        return found, False
+    return sorted(found + wider, key=lambda h: h.index), True
 
 
 # --- CUDA OOM attribution -----------------------------------------------------
@@ -275,18 +303,20 @@ _SAME_AGAIN = (
 
 
 def diagnose(
-    tail: Tail, hint: str | None, rules: RuleSet, repairs: tuple[str, ...] = ()
+    tail: Tail,
+    hint: str | None,
+    rules: RuleSet,
+    repairs: tuple[str, ...] = (),
+    notes: tuple[str, ...] = (),
 ) -> Diagnosis:
-    """The Diagnosis of one tail, read with `rules` (the version's subset is taken here)."""
-    detected = _detect(tail, hint)
+    """The Diagnosis of one boot's lines, read with `rules` (the version's subset is
+    taken here); `notes` come from the stages before (boots)."""
+    detected, note = _detect(tail, hint)
     version = detected.version if detected else None
     found_hits = hits(tail, rules.for_version(version))
     out_of_range = False
-    if version is not None and not any(h.rule.outcome != "booted" for h in found_hits):
-        wider = [h for h in hits(tail, rules.for_version(None)) if h.rule.outcome != "booted"]
-        if wider:
-            found_hits = sorted(found_hits + wider, key=lambda h: h.index)
-            out_of_range = True
+    if version is not None:
+        found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules)
     phases = timeline.phase_lines(tail)
     tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
@@ -318,4 +348,5 @@ def diagnose(
         remediation=remediation,
         match=rule.tier if rule else None,
         repairs=repairs,
+        notes=(*notes, note) if note else notes,
     )

@@ -70,7 +70,9 @@ class BootWatcher:
     def _feed_one(self, line: str) -> Diagnosis | None:
         self._lines.append(line)
         self._fed += 1
-        if self._version is None and any(lit in line for lit in _VERSION_LITERALS):
+        # The log's own version wins over the caller's hint (and a later boot's over
+        # an earlier one's): rules are chosen for what is running.
+        if any(lit in line for lit in _VERSION_LITERALS):
             found = versions.detect([line])
             if found is not None:
                 self._version = found.version

@@ -85,6 +85,8 @@ class _Outcome(BaseModel):
     RETRYABLE: ClassVar[bool] = False
     RANK: ClassVar[int] = 50
     """Root-cause precedence: a cause (50) beats an echo of it (10)."""
+    FAILURE: ClassVar[bool] = True
+    """False for an outcome that is not a failure (the server came up)."""
     PLAN: ClassVar[Plan] = "give_up"
     """The planner's fallback for a kind without a handler of its own."""
     CONTEXT: ClassVar[tuple[tuple[str, str], ...]] = ()

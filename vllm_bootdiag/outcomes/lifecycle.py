@@ -61,6 +61,7 @@ class Booted(_Outcome):
     CATEGORY = Category.LIFECYCLE
     RETRYABLE = True
     RANK = 5
+    FAILURE = False
     CONTEXT = (("port", "port"),)
     kind: Literal["booted"] = "booted"
     port: int | None = None

@@ -1,0 +1,108 @@
+"""Boots: where the last boot in a tail starts, so that boot is the one classified.
+
+A worker's log can hold the end of an earlier boot (a restart, an upgrade, a
+supervisor's relaunch appended to the same file). Classifying the whole tail
+would read the old boot's version and its failure. A boot starts at the API
+server's version line or the banner once the boot before it got anywhere (a
+phase past the arguments and the engine config, or an error line; a warning or
+a launcher's line before the version line is not a boot); at an engine's
+`Initializing a V1 LLM engine (vX)` of another version; or where a new API
+server pid appears.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from . import versions
+from .outcomes.lifecycle import ERROR_LOOKING
+from .text.triage import Tail
+
+_START_KEYS = frozenset({"api_version", "banner_version"})
+_WEAK_KEYS = frozenset({"platform", "usage"})
+"""Lines every boot of some releases prints first but that a spawned process may
+print again: a boot start only after a failure line (argparse's `usage:` line opens
+the two lines of a boot that ended in argument parsing)."""
+_QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
+"""Phases that do not mean a boot got anywhere: the argument dump, engine config."""
+_API_TAG = "(APIServer pid="
+_ARGPARSE_ERROR = re.compile(r"[\w .-]{1,80}: error: ")
+"""argparse's `vllm serve: error: argument --dtype: ...`: a boot that ended at once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Boots:
+    """Where each boot in the tail starts (0-based indices, the first is 0)."""
+
+    starts: tuple[int, ...]
+
+    @property
+    def last(self) -> int:
+        return self.starts[-1]
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+
+def _api_pid(line: str) -> str | None:
+    k = line.find(_API_TAG)
+    if k < 0 or k > 40:  # the tag opens the line (after ANSI or a runtime prefix)
+        return None
+    end = line.find(")", k)
+    return line[k + len(_API_TAG) : end] if end > 0 else None
+
+
+def _last_failure(tail: Tail, start: int, end: int) -> int | None:
+    """The last error record or exception line among the candidate lines in [start, end)."""
+    k = bisect_right(tail.other, end - 1) - 1
+    while k >= 0 and tail.other[k] >= start:
+        line = tail.parsed(tail.other[k])
+        msg = line.message
+        if line.is_error or ERROR_LOOKING.match(msg) or _ARGPARSE_ERROR.match(msg):
+            return tail.other[k]
+        k -= 1
+    return None
+
+
+def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
+    """The boots of a tail, read from its progress markers (`phase_of`: marker -> phase).
+
+    A new boot starts on the line after the previous boot's last busy line (a phase
+    past the arguments, or an error), so the platform and argument lines printed
+    before the version line stay with the boot they belong to.
+    """
+    starts = [0]
+    version = None
+    pid: str | None = None
+    busy: int | None = None
+    """The last line of the current boot that shows it got somewhere."""
+    usage = [(i, "usage", "", "") for i in tail.find("usage: ") if tail.lines[i][:7] == "usage: "]
+    events = sorted(tail.markers + usage) if usage else tail.markers
+    for i, key, message, _ts in events:
+        found = None
+        if key in _START_KEYS or key == "engine_init":
+            d = versions.detect((message,))
+            found = d.version if d is not None else None
+        this_pid = _api_pid(tail.lines[i])
+        new = False
+        if key in _START_KEYS or key in _WEAK_KEYS:
+            failed = _last_failure(tail, starts[-1] if busy is None else busy, i)
+            busy = failed if failed is not None else busy
+            new = busy is not None if key in _START_KEYS else failed is not None
+        other_version = found is not None and version is not None and found != version
+        other_server = this_pid is not None and pid is not None and this_pid != pid
+        new = new or other_version or other_server
+        if new and i > starts[-1]:
+            starts.append(min(i, busy + 1) if busy is not None and busy >= starts[-1] else i)
+            busy = None
+            version = None
+        if found is not None:
+            version = found
+        if this_pid is not None:
+            pid = this_pid
+        if phase_of.get(key) not in _QUIET_PHASES:
+            busy = i
+    return Boots(tuple(starts))

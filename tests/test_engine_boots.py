@@ -17,7 +17,7 @@ EARLIER = [
     "0.14.0/kv_cache_shortfall__llama1b-kvspace1__cpu.log",
     "0.14.0/invalid_argument__dtype-float7__cpu.log",
     "0.32.0/engine_died__engine-sigkill__cpu.log",
-    "0.8.5/unknown__llama1b-kvspace1__cpu.log",
+    "0.8.5/broken_install__llama1b-kvspace1__cpu.log",
     "0.22.0/invalid_argument__dtype-float7__cpu.log",
 ]
 """Boots that end in a failure, from old and new releases: what a restart leaves above."""

@@ -89,3 +89,37 @@ def test_import_is_lazy() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_cli_groups_table_matches_the_modules() -> None:
+    """`cli.GROUPS` says which module adds which subcommands; it must say the truth."""
+    import argparse
+
+    from vllm_bootdiag import cli
+
+    seen: list[str] = []
+    for module, names in cli.GROUPS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert tuple(sub.choices) == names, module
+        seen += names
+    full = cli.build_parser()
+    choices = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert list(choices) == seen
+
+
+def test_classify_loads_no_planner_supervisor_or_network_code() -> None:
+    code = (
+        "import sys, runpy; sys.argv = ['vllm-bootdiag', 'classify', sys.argv[1]]\n"
+        "from vllm_bootdiag.cli import main\n"
+        "assert main() == 0\n"
+        # (`email` is not in the list: pydantic's plugin loader imports importlib.metadata,
+        # and with it email, when the first model class is built, in any pydantic program.)
+        "heavy = ('vllm_bootdiag.planning', 'vllm_bootdiag.supervisor', 'vllm_bootdiag.launch', "
+        "'urllib.request', 'http.client', 'subprocess')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)"
+    )
+    log = str(ROOT / "corpus" / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log")
+    r = subprocess.run([sys.executable, "-c", code, log], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip() == "[]"

@@ -22,12 +22,26 @@ from .errors import Parser, UsageError
 __all__ = ["UsageError", "build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: every group's subcommands on one parser."""
-    # Imported here, not at the top, so `python -m vllm_bootdiag.cli.remediation` runs its
-    # module once (a package that imported it first would make runpy warn).
-    from ..release import commands as release_commands
-    from . import log_commands, remediation, rule_commands
+GROUPS: dict[str, tuple[str, ...]] = {
+    "vllm_bootdiag.cli.log_commands": ("classify", "watch", "timeline", "redact"),
+    "vllm_bootdiag.cli.rule_commands": ("rules", "schema"),
+    "vllm_bootdiag.release.commands": ("corpus", "scan-source"),
+    "vllm_bootdiag.cli.remediation": ("plan", "run"),
+}
+"""Each module with a `register(subparsers)` and the subcommands it adds, in help order.
+A command's run imports only its own group: `classify` never loads the planner, the
+supervisor or their network code (a test checks this table against the modules)."""
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (the first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line: every group's subcommands, or, when `argv` names a known
+    command, that command's group alone (help and errors still see every command)."""
+    import importlib
 
     p = Parser(
         prog="vllm-bootdiag",
@@ -35,16 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"vllm-bootdiag {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    log_commands.register(sub)  # classify, timeline, redact
-    rule_commands.register(sub)  # rules
-    release_commands.register(sub)  # corpus, scan-source
-    remediation.register(sub)  # plan, run
+    command = None if argv is None else _command(argv)
+    if command is None and argv is not None and "--version" in argv and "--help" not in argv:
+        return p  # argparse prints the version and exits before it wants a command
+    known = any(command in names for names in GROUPS.values())
+    for module, names in GROUPS.items():
+        if not known or command in names:
+            # Imported here, not at the top, so `python -m vllm_bootdiag.cli.remediation`
+            # runs its module once (a package that imported it first would make runpy warn).
+            importlib.import_module(module).register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code, never a traceback."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
         code: int = args.func(args)

@@ -16,7 +16,9 @@ import regex
 from .. import outcomes, timeline, versions
 from ..diagnosis import Diagnosis
 from ..outcomes import Evidence, _Outcome
+from ..rules import attribution
 from ..rules.ruleset import RuleSet
+from ..text import logline
 from ..text.triage import Tail
 from .match import Hit, hits
 
@@ -68,69 +70,46 @@ def _with_out_of_range(tail: Tail, found: list[Hit], rules: RuleSet) -> tuple[li
 
 # --- CUDA OOM attribution -----------------------------------------------------
 
-# Traceback frame names that place a CUDA OOM, most specific first (plain substrings:
-# a regex alternation over a 5 KB traceback costs tens of microseconds).
-_GRAPH_FRAMES = (
-    "capture_model",
-    "_capture_cudagraphs",
-    "cudagraph_utils.py",
-    "torch/cuda/graphs.py",
-    "profile_cudagraph_memory",
-    "capture_graphs",
-)
-_WEIGHT_FRAMES = (
-    "in load_model",
-    "load_weights",
-    "model_loader",
-    "weight_utils",
-    "initialize_model",
-)
-_PROFILE_FRAMES = (
-    "profile_run",
-    "_dummy_run",
-    "_dummy_sampler_run",
-    "determine_available_memory",
-    "warming_up_model",
-)
-_PHASE_TO_OOM = {
-    "arguments": "weight_load_oom",
-    "engine_init": "weight_load_oom",
-    "weight_load": "weight_load_oom",
-    "weights_loaded": "profiling_oom",
-    "compile": "profiling_oom",
-    "profiling": "profiling_oom",
-    "kv_cache_sized": "cuda_graph_capture_oom",
-    "graph_capture": "cuda_graph_capture_oom",
-}
+
+def _frame_text(line: str) -> str:
+    """A line less ANSI codes, a runtime prefix and its process tag, indentation kept."""
+    text = logline.strip_wrapping(line)
+    end = logline.tag_end(text)
+    return text[end:] if end else text
+
+
+def _frames_above(tail: Tail, index: int) -> str:
+    """The traceback above the OOM at `index`: from its `Traceback` header when the tail
+    has one, else the run of frame lines right above it (a paste that starts at the
+    frames, a worker that kept the last lines)."""
+    start = max(0, index - attribution.FRAME_WINDOW)
+    for j in range(index, start - 1, -1):
+        if "Traceback (most recent call last)" in tail.lines[j]:
+            return "\n".join(tail.lines[j:index])
+    j = index
+    while j > start and _frame_text(tail.lines[j - 1]).startswith(attribution.FRAME_STARTS):
+        j -= 1
+    return "\n".join(tail.lines[j:index])
 
 
 def _oom_kind(
     tail: Tail, index: int, phases: list[tuple[int, str]], fallback: str
 ) -> tuple[str, str | None]:
-    """The OOM kind for a bare torch OOM at `index`, and the phase it was read from.
+    """The OOM kind for a bare device OOM at `index`, and what it was read from.
 
-    Traceback frames between the nearest `Traceback` line and the OOM decide
-    first (graph capture, then weight load, then profiling); otherwise the last
-    boot-phase line before the OOM.
+    Traceback frames above the OOM decide first (rules/attribution.py: graph capture,
+    weight loading, profiling, device init); otherwise the last boot-phase line
+    before it; otherwise the rule's own kind (`device_oom`: the phase is unknown).
     """
-    start = max(0, index - 120)
-    tb = None
-    for j in range(index, start - 1, -1):
-        if "Traceback (most recent call last)" in tail.lines[j]:
-            tb = j
-            break
-    if tb is not None:
-        frames = "\n".join(tail.lines[tb:index])
-        if any(f in frames for f in _GRAPH_FRAMES):
-            return "cuda_graph_capture_oom", "traceback: CUDA-graph capture frames"
-        if any(f in frames for f in _WEIGHT_FRAMES):
-            return "weight_load_oom", "traceback: weight-loading frames"
-        if any(f in frames for f in _PROFILE_FRAMES):
-            return "profiling_oom", "traceback: profiling frames"
+    frames = _frames_above(tail, index)
+    if frames:
+        for kind, names, hint in attribution.FRAME_GROUPS:
+            if any(f in frames for f in names):
+                return kind, hint
     before = [p for i, p in phases if i < index]
     if before:
         phase = before[-1]
-        return _PHASE_TO_OOM.get(phase, fallback), f"last phase: {phase}"
+        return attribution._PHASE_TO_OOM.get(phase, fallback), f"last phase: {phase}"
     return fallback, None
 
 

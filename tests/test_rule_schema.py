@@ -34,7 +34,8 @@ def _tolerant(**over: object) -> Rule:
 
 def test_defaults_are_an_active_exact_cause() -> None:
     for rule in RULES:
-        assert rule.tier == "exact" and rule.role in ("cause", "echo")
+        assert rule.tier in ("exact", "tolerant") and rule.role in ("cause", "echo")
+        assert rule.tier == "tolerant" or not rule.covers
         assert rule.status in ("preview", "active", "retired")
 
 
@@ -51,11 +52,13 @@ def test_status_is_checked() -> None:
     assert not _tolerant(status="retired").applies_to(v)
 
 
-def test_precedence_cause_then_exact_then_rank() -> None:
+def test_precedence_cause_then_rank_then_exact() -> None:
     exact_echo = BY_ID["KV004"].model_copy(update={"role": "echo"})
     tol = _tolerant()
     assert BY_ID["KV004"].precedence > tol.precedence > exact_echo.precedence
     assert BY_ID["LC004"].precedence < BY_ID["KV004"].precedence
+    # a damaged root cause beats the exact line that reports its consequence
+    assert tol.precedence > BY_ID["LC003"].precedence
 
 
 def _hits(lines: list[str], rules: tuple[Rule, ...]) -> list[tuple[int, str]]:

@@ -88,7 +88,10 @@ def test_no_line_is_matched_by_two_rules_of_one_outcome_in_any_release() -> None
                 same = [
                     r.id
                     for r in RULES
-                    if r.outcome == rule.outcome and r.applies_to(v) and r.match(ex) is not None
+                    if r.outcome == rule.outcome
+                    and r.tier == rule.tier  # a tolerant sibling backs an exact one up
+                    and r.applies_to(v)
+                    and r.match(ex) is not None
                 ]
                 assert same == [rule.id], (v, ex[:60], same)
 
@@ -135,7 +138,10 @@ def _corpus_rule_ids() -> dict[str, set[str]]:
 def test_every_rule_has_a_corpus_positive_or_is_a_declared_gap() -> None:
     """An active rule needs a real log (a `preview` rule is one that has none yet)."""
     seen = _corpus_rule_ids()
-    missing = {r.id for r in RULES if r.id not in seen and r.status == "active"} - NO_CORPUS_YET
+    # A tolerant rule backs up exact ones on damaged text, which the corpus never is.
+    missing = {
+        r.id for r in RULES if r.id not in seen and r.status == "active" and r.tier == "exact"
+    } - NO_CORPUS_YET
     assert not missing, f"rules with no corpus log in their range: {sorted(missing)}"
 
 

@@ -176,6 +176,8 @@ def numbers(outcome: object) -> dict[str, object]:
     out: dict[str, object] = {}
     for name in fields:
         value = getattr(outcome, name)
+        if name.endswith("line_number"):
+            continue  # damage renumbers the input: lines are not numbers vLLM printed
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[name] = value
     return out

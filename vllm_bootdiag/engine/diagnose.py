@@ -228,11 +228,11 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
 # --- root cause -----------------------------------------------------------------
 
 
-def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, bool, int]:
+def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, int, bool]:
     rule = rules.get(outcome.rule_id)
     if rule is not None:
         return rule.precedence
-    return (True, True, outcome.RANK)
+    return (True, outcome.RANK, True)
 
 
 def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:

@@ -18,6 +18,15 @@ _SHORTFALL_REMEDY = (
     "KV cache, or more GPUs."
 )
 
+_NO_KV_REMEDY = (
+    "Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
+    "--max-num-batched-tokens, a quantized checkpoint, or more GPUs."
+)
+_AUTO_FIT_REMEDY = (
+    "Do not retry on this footprint: use a quantized checkpoint or an fp8 KV "
+    "cache, more GPUs (--tensor-parallel-size), a larger card, or free the GPU."
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="KV001",
@@ -232,8 +241,7 @@ RULES: tuple[Rule, ...] = (
             "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
         ),
         summary="Weights and activations left no memory at all for the KV cache.",
-        remediation="Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
-        "--max-num-batched-tokens, a quantized checkpoint, or more GPUs.",
+        remediation=_NO_KV_REMEDY,
         references=(
             "vllm/v1/core/kv_cache_utils.py:527 (0.8.5)",
             "kv_cache_utils.py:686 (0.11.1-0.12.0)",
@@ -265,8 +273,7 @@ RULES: tuple[Rule, ...] = (
             "CPU memory reservation on the CPU backend, despite its name). See https://docs.",
         ),
         summary="Weights and activations left no memory at all for the KV cache.",
-        remediation="Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
-        "--max-num-batched-tokens, a quantized checkpoint, or more GPUs.",
+        remediation=_NO_KV_REMEDY,
         references=(
             "vllm/v1/core/kv_cache_utils.py:687 (0.13.0)",
             "kv_cache_utils.py:696 (0.21.0)",
@@ -295,8 +302,7 @@ RULES: tuple[Rule, ...] = (
             "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
         ),
         summary="Weights and activations left no memory at all for the KV cache.",
-        remediation="Raise --gpu-memory-utilization, or free memory: --enforce-eager, a smaller "
-        "--max-num-batched-tokens, a quantized checkpoint, or more GPUs.",
+        remediation=_NO_KV_REMEDY,
         references=(
             "vllm/v1/core/kv_cache_utils.py:698 (0.22.0)",
             "kv_cache_utils.py:1010 (0.32.0)",
@@ -323,8 +329,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="--max-model-len auto found no length that fits, not even one token: no "
         "relaunch on this footprint can boot.",
-        remediation="Do not retry on this footprint: use a quantized checkpoint or an fp8 KV "
-        "cache, more GPUs (--tensor-parallel-size), a larger card, or free the GPU.",
+        remediation=_AUTO_FIT_REMEDY,
         references=(
             "vllm/v1/core/kv_cache_utils.py:1426 (0.14.0)",
             "kv_cache_utils.py:2454 (0.32.0)",
@@ -353,5 +358,95 @@ RULES: tuple[Rule, ...] = (
         summary="CPU backend, V0 worker: the KV space (VLLM_CPU_KVCACHE_SPACE) holds no block.",
         remediation="Raise VLLM_CPU_KVCACHE_SPACE (GiB) within the node's free memory.",
         references=("vllm/worker/cpu_worker.py:297 (0.8.5)", "cpu_worker.py:303 (0.9.2)"),
+    ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
+    Rule(
+        id="KV101",
+        name="kv-shortfall-core",
+        tier="tolerant",
+        covers=("KV001", "KV002", "KV003", "KV004"),
+        outcome="kv_cache_shortfall",
+        literal="KV cache is needed, which is larger than the available KV cache memory",
+        patterns=(
+            r"max seq len \(?(?P<max_model_len>\d+)\)?,? \(?(?P<needed_gib>-?\d+(?:\.\d+)?) GiB "
+            r"KV cache is needed, which is larger than the available KV cache memory "
+            r"\(?(?P<available_gib>-?\d+(?:\.\d+)?) GiB\)?\.?(?: ?Based on the available memory,? "
+            r"the estimated maximum model length is (?P<estimated_max_model_len>-?\d+))?",
+            r"KV cache is needed, which is larger than the available KV cache memory",
+        ),
+        examples=(
+            # KV004's text, the paste stopping after the estimate
+            "ValueError: To serve at least one request with the model's max seq len (131072), "
+            "(4.0 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(1.0 GiB). Based on the available memory, the estimated maximum model length is 32640.",
+            # KV003's text with its backticks lost
+            "ValueError: To serve at least one request with the models's max seq len (32768), "
+            "(3.0 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(1.04 GiB). Based on the available memory, the estimated maximum model length is "
+            "11360. Try increasing gpu_memory_utilization or decreasing max_model_len when "
+            "initializing the engine.",
+            # KV004's text with the unbalanced `(` before the GiB figure dropped
+            "ValueError: To serve at least one request with the model's max seq len (131072), "
+            "4.0 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(1.0 GiB). Based on the available memory, the estimated maximum model length is "
+            "32640. Try increasing `gpu_memory_utilization` (which also controls CPU memory on "
+            "the CPU backend) or decreasing `max_model_len` when initializing the engine.",
+            # a mix no release prints: 0.22's `model's` with 0.14's tail
+            "ValueError: To serve at least one request with the model's max seq len (8192), "
+            "(2.0 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(0.5 GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`.",
+            # numbers cut off: the kind still stands
+            "ValueError: To serve at least one request with the model's max seq len (131072), "
+            "(4.0 GiB KV cache is needed, which is larger than the available KV cache memory",
+        ),
+        counter_examples=(
+            "ValueError: The model's max seq len (32768) is larger than the maximum number of "
+            "tokens that can be stored in KV cache (21904).",
+            "INFO 11-29 16:00:40 [gpu_worker.py:760] Available KV cache memory: 1.0 GiB",
+        ),
+        summary="One request of max_model_len tokens needs more KV cache than is left "
+        "(the sentence's core, whatever the release, tail clause or punctuation).",
+        remediation=_SHORTFALL_REMEDY,
+        references=("vllm/v1/core/kv_cache_utils.py:1030 (0.32.0)",),
+    ),
+    Rule(
+        id="KV102",
+        name="no-kv-cache-memory-core",
+        tier="tolerant",
+        covers=("KV006", "KV007", "KV008", "KV010"),
+        outcome="no_kv_cache_memory",
+        literal="No available memory for the cache blocks",
+        patterns=(r"No available memory for the cache blocks",),
+        examples=(
+            "ValueError: No available memory for the cache blocks.",
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "gpu_memory_utilization when initializing the engine (this flag also controls CPU "
+            "memory reservation on the CPU backend, despite its name).",
+        ),
+        counter_examples=(
+            "ValueError: To serve at least one request with the model's max seq len (4096), "
+            "(0.5 GiB KV cache is needed, which is larger than the available KV cache memory "
+            "(0.0 GiB).",
+        ),
+        summary="After profiling nothing is left for the KV cache (the sentence's core).",
+        remediation=_NO_KV_REMEDY,
+        references=("vllm/v1/core/kv_cache_utils.py:1016 (0.32.0)",),
+    ),
+    Rule(
+        id="KV103",
+        name="auto-fit-failed-core",
+        tier="tolerant",
+        covers=("KV009",),
+        outcome="auto_fit_failed",
+        literal="Cannot auto-fit max_model_len",
+        patterns=(r"Cannot auto-fit max_model_len\b",),
+        examples=("ValueError: Cannot auto-fit max_model_len: not enough memory available.",),
+        counter_examples=(
+            "INFO 11-29 16:40:02 [kv_cache_utils.py:1] Auto-fit max_model_len: reduced from "
+            "131072 to 8192",
+        ),
+        summary="Auto-fit found no context length that fits (the sentence's core).",
+        remediation=_AUTO_FIT_REMEDY,
+        references=("vllm/v1/core/kv_cache_utils.py (0.14.0+)",),
     ),
 )

@@ -185,8 +185,11 @@ class Rule(BaseModel):
         return self.status != "retired" and versions.in_range(version, self.vllm)
 
     @property
-    def precedence(self) -> tuple[bool, bool, int]:
-        """Root-cause order of this rule's outcomes: a cause beats an echo, an exact
-        match beats a tolerant one, then the rank (the rule's, else its kind's)."""
+    def precedence(self) -> tuple[bool, int, bool]:
+        """Root-cause order of this rule's outcomes: a cause beats an echo, then the rank
+        (the rule's, else its kind's), then an exact match beats a tolerant one. A
+        tolerant rule never beats its own exact siblings (it does not read their line and
+        stands down when one it `covers` matched), but a damaged root cause still beats
+        an exact consequence of it (`Worker proc ... died unexpectedly`)."""
         rank = self.rank if self.rank is not None else outcomes.OUTCOME_TYPES[self.outcome].RANK
-        return (self.role == "cause", self.tier == "exact", rank)
+        return (self.role == "cause", rank, self.tier == "exact")

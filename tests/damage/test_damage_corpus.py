@@ -89,7 +89,8 @@ def test_a_damaged_rule_example_keeps_its_kind(damage: damages.Damage) -> None:
         damaged = classify(damage.apply([ex]))
         if damaged.primary.kind != clean.primary.kind:
             wrong.append(f"{rule.id}: {damaged.primary.kind} (want {clean.primary.kind})")
-    # An editor's word wrap of one line whose rows reach a terminal width by chance
-    # reads as a terminal's wrap: at most a few such examples (see tools/damage_recall.py).
-    allowed = 3 if damage.name.startswith("fold") else 0
+    # One line word-wrapped by an editor at 100 columns whose rows reach exactly 100 by
+    # chance reads as a terminal's wrap at 100, joined mid-word: the two cannot be told
+    # apart from one line. A few examples, never a whole log (tools/damage_recall.py).
+    allowed = len(EXAMPLES) // 12 if damage.name.startswith("fold") else 0
     assert len(wrong) <= allowed, "\n".join(wrong)

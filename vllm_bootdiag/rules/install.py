@@ -182,4 +182,29 @@ RULES: tuple[Rule, ...] = (
         "build of vLLM compiled for this system's libraries.",
         references=("glibc elf/dl-version.c: 'version `%s' not found (required by %s)'",),
     ),
+    # --- tolerant tier ---------------------------------------------------------------
+    Rule(
+        id="IN101",
+        name="library-version-not-found-core",
+        tier="tolerant",
+        covers=("IN008",),
+        printed_by="os",
+        outcome="broken_install",
+        literal="not found (required by ",
+        patterns=(
+            r"(?P<library>[\w.+-]{1,200}\.so[\w.]{0,20}): version [`']?(?P<symbol>[\w.@]{1,100})'? "
+            r"not found \(required by ",
+        ),
+        examples=(
+            # IN008's text with its backtick lost (copied from a rendered page)
+            "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version GLIBCXX_3.4.32' not "
+            "found (required by <venv>/lib/python3.11/site-packages/vllm/_C.abi3.so)",
+        ),
+        counter_examples=("OSError: libcudart.so.12: cannot open shared object file",),
+        summary="A compiled extension needs a newer system library than the machine has "
+        "(the loader's sentence, quotes lost).",
+        remediation="Run on a newer base image (the library version it names), or install a "
+        "build of vLLM compiled for this system's libraries.",
+        references=("glibc elf/dl-version.c: 'version `%s' not found (required by %s)'",),
+    ),
 )

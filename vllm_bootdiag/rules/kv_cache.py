@@ -378,7 +378,8 @@ RULES: tuple[Rule, ...] = (
             # KV004's text, the paste stopping after the estimate
             "ValueError: To serve at least one request with the model's max seq len (131072), "
             "(4.0 GiB KV cache is needed, which is larger than the available KV cache memory "
-            "(1.0 GiB). Based on the available memory, the estimated maximum model length is 32640.",
+            "(1.0 GiB). Based on the available memory, the estimated maximum model length is "
+            "32640.",
             # KV003's text with its backticks lost
             "ValueError: To serve at least one request with the models's max seq len (32768), "
             "(3.0 GiB KV cache is needed, which is larger than the available KV cache memory "

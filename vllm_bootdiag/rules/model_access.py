@@ -178,4 +178,60 @@ RULES: tuple[Rule, ...] = (
         "the model id.",
         references=("huggingface_hub utils/_validators.py validate_repo_id",),
     ),
+    # --- tolerant tier: the hub client's exception class, when only it survives -------
+    Rule(
+        id="AC101",
+        name="gated-repo-error-class",
+        tier="tolerant",
+        covers=("AC005",),
+        printed_by="huggingface_hub",
+        outcome="gated_model",
+        literal="GatedRepoError",
+        patterns=(
+            r"GatedRepoError: \d{3} Client Error\..*?for url: https?://[^/\s]+/(?:api/models/)?"
+            + _REPO,
+            r"\bGatedRepoError\b",
+        ),
+        examples=(
+            "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-0)",
+            "GatedRepoError: 403 Client Error. (Request ID: Root=1-0) for url: "
+            "https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json",
+        ),
+        counter_examples=("huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error.",),
+        summary="The hub refused a gated model's files (the exception class alone).",
+        remediation="Accept the model's terms on the hub with the token's account and set "
+        "HF_TOKEN; restarting without that cannot help.",
+        references=("huggingface_hub/errors.py: class GatedRepoError",),
+    ),
+    Rule(
+        id="AC102",
+        name="repository-not-found-error-class",
+        tier="tolerant",
+        covers=("AC002",),
+        printed_by="huggingface_hub",
+        outcome="model_not_found",
+        literal="RepositoryNotFoundError",
+        patterns=(r"\bRepositoryNotFoundError\b",),
+        examples=("huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error.",),
+        counter_examples=("huggingface_hub.errors.RevisionNotFoundError: 404 Client Error.",),
+        summary="The hub has no repository by that id, or the token cannot see it (the "
+        "exception class alone).",
+        remediation="Check the model id; for a private repo, set HF_TOKEN with access.",
+        references=("huggingface_hub/errors.py: class RepositoryNotFoundError",),
+    ),
+    Rule(
+        id="AC103",
+        name="revision-not-found-error-class",
+        tier="tolerant",
+        covers=("AC007",),
+        printed_by="huggingface_hub",
+        outcome="revision_not_found",
+        literal="RevisionNotFoundError",
+        patterns=(r"\bRevisionNotFoundError\b",),
+        examples=("huggingface_hub.errors.RevisionNotFoundError: 404 Client Error.",),
+        counter_examples=("huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error.",),
+        summary="The repository has no such branch, tag or commit (the exception class alone).",
+        remediation="Fix --revision (or --tokenizer-revision / --code-revision).",
+        references=("huggingface_hub/errors.py: class RevisionNotFoundError",),
+    ),
 )

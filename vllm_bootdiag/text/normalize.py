@@ -82,7 +82,7 @@ _STRONG_START = regex.compile(
 _START = regex.compile(
     _STRONG_START.pattern
     + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
-    + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b"
+    + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
     + r"|\[rank\d|\[?[WEIF]\d{4} |(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):"
     + r"|\S*\.py:\d+: |.*(?:%\||it/s\]|s/it\])"
 )
@@ -161,7 +161,11 @@ def _continues(prev: str, row: str) -> bool:
     if row[:1].islower() or _CONTINUES.match(row):
         return True
     end = prev.rstrip()[-1:]
-    return end.isalnum() or end in ",;:(-"
+    if end.isalnum() or end in ",;:(-":
+        return True
+    # A later sentence of the message (`Reason: ...`, `Total number of devices: 4.`),
+    # unless it opens a list of its own (`Please verify the following requirements:`).
+    return row[:1].isupper() and not row.rstrip().endswith(":")
 
 
 def _starts_quickly(row: str) -> bool:
@@ -227,8 +231,10 @@ def _join_kind(
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
-        # One full row alone is weak evidence: it must also stop mid-sentence.
-        if not _START.match(row) and prev.text[-1:] not in ".!?:)]}'\"":
+        # One full row alone is weak evidence: it must also stop mid-sentence (or
+        # mid-token: `NCCLUtils.` then `cpp:77`).
+        mid = prev.text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
+        if mid and not _START.match(row):
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
         return "rejoin_wrapped", " "

@@ -92,7 +92,8 @@ _CONTINUES = regex.compile(
     r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
     r"|Process \d|Consider |Decrease |Increase |Reduce |Please (?:try|check|install|use)"
     r"|This (?:happens|may)|To (?:fix|allow|enable|resolve)|On the CPU backend|Got |Use "
-    r"|Supported architectures|Initial free memory|You must|which |or |and "
+    r"|Supported architectures|Initial free memory|You must|Required number|Total number"
+    r"|Reason: |Allowed NUMA nodes|which |or |and "
 )
 """How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
 the rule examples and the corpus): after an error line, such a row goes on with it."""
@@ -161,11 +162,7 @@ def _continues(prev: str, row: str) -> bool:
     if row[:1].islower() or _CONTINUES.match(row):
         return True
     end = prev.rstrip()[-1:]
-    if end.isalnum() or end in ",;:(-":
-        return True
-    # A later sentence of the message (`Reason: ...`, `Total number of devices: 4.`),
-    # unless it opens a list of its own (`Please verify the following requirements:`).
-    return row[:1].isupper() and not row.rstrip().endswith(":")
+    return end.isalnum() or end in ",;:(-"
 
 
 def _starts_quickly(row: str) -> bool:

@@ -295,8 +295,10 @@ def test_cli_run_relaunches_until_booted_and_prints_one_summary(tmp_path: Path) 
     assert summary["result"] == "booted"
     step = "lower_max_num_seqs+lower_max_model_len"
     assert [a.get("step") for a in summary["attempts"]] == [None, step]
-    assert "To serve at least one request" in out  # the child's output is echoed
-    assert f"relaunching ({step})" in out
+    assert "To serve at least one request" in err  # the child's output is echoed, on stderr
+    assert f"relaunching ({step})" in err
+    assert len(out.splitlines()) == 1  # stdout holds the summary alone: `| jq` works
+    assert "above the 30 requests" in summary["attempts"][1]["reason"]
     assert "vllm-bootdiag: booted after 2 launch(es)" in err
     assert not health_ok(fake.port)
 
@@ -318,7 +320,7 @@ def test_cli_run_reads_the_workers_max_concurrency_from_its_environment(
     assert proc.returncode == 0, err
     summary = _summary_line(out)
     assert summary["final_config"]["max_num_seqs"] == 16
-    assert "above the 16 requests the worker runs" in out
+    assert "above the 16 requests the worker runs" in err
 
 
 def test_cli_run_exits_1_on_give_up_with_advice(tmp_path: Path) -> None:

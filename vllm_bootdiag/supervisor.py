@@ -7,13 +7,15 @@ The output goes through a BootWatcher, so the first line that ends the boot
 
 The child runs in its own process group: vLLM starts an engine core and
 workers, and stopping only the leader would leave them holding the GPU. Every
-stop sends SIGTERM to the group, waits, then SIGKILLs it. Health checks go to
+stop sends SIGTERM to the group, waits, then SIGKILLs it. The group is led by
+`_launcher.py`, which SIGKILLs it when this process dies, even by SIGKILL. Health checks go to
 127.0.0.1 only, with proxies disabled. Every wait is bounded.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +25,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +34,9 @@ from .diagnosis import Diagnosis
 from .engine import BootWatcher
 from .launch import LaunchConfig
 from .planning import Attempt, Degradation, GiveUp, Policy, plan
+
+_LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
+"""Runs the command and SIGKILLs its process group if this process dies (see it)."""
 
 
 class AttemptSummary(BaseModel):
@@ -41,6 +47,8 @@ class AttemptSummary(BaseModel):
     argv: tuple[str, ...]
     config: LaunchConfig
     step: str | None = None
+    reason: str | None = None
+    """Why the planner chose this launch's step (None for the first launch)."""
     outcome: str
     summary: str
     seconds: float
@@ -213,7 +221,7 @@ class Supervisor:
     def run(self) -> RunSummary:
         """Boot, relaunching per the planner, until up, given up, or stopped."""
         started = time.monotonic()
-        config, step = self.config, None
+        config, step, reason = self.config, None, None
         degradations: tuple[Degradation, ...] = ()
         history: list[Attempt] = []
         attempts: list[AttemptSummary] = []
@@ -245,6 +253,7 @@ class Supervisor:
                     argv=tuple(self.argv_for(config)),
                     config=config,
                     step=step,
+                    reason=reason,
                     outcome=outcome,
                     summary=diag.primary.summary() if diag is not None else outcome,
                     seconds=round(boot.seconds, 3),
@@ -266,18 +275,7 @@ class Supervisor:
             if self._stop_signal is not None or boot.kind == "stopped":
                 return summary("stopped")
             if boot.kind == "timeout" or diag is None:
-                return summary(
-                    "gave_up",
-                    give_up=GiveUp(
-                        cause="budget",
-                        reason=f"the boot did not finish within its time budget "
-                        f"({boot.seconds:.0f} s)",
-                        advice=(
-                            "Raise the boot budget (--budget-seconds) if the model is large, or "
-                            "look at the last lines of the log for a stall.",
-                        ),
-                    ),
-                )
+                return summary("gave_up", give_up=self._timed_out(boot, started))
             decision = plan(diag, config, self.policy, history)
             if isinstance(decision, GiveUp):
                 return summary("gave_up", give_up=decision)
@@ -285,7 +283,28 @@ class Supervisor:
                 f"vllm-bootdiag: {diag.primary.summary()}; relaunching "
                 f"({decision.step}): {decision.reason}"
             )
-            config, step, degradations = decision.config, decision.step, decision.degradations
+            config, step, reason = decision.config, decision.step, decision.reason
+            degradations = decision.degradations
+
+    def _timed_out(self, boot: _Boot, started: float) -> GiveUp:
+        """Which limit ended the boot, and the flag that raises it."""
+        budget = self.policy.max_boot_seconds
+        by_budget = budget is not None and (time.monotonic() - started) >= budget - 1.0
+        if by_budget:
+            reason = f"the boot-seconds budget ({budget:.0f} s across launches) ran out"
+            flag = "--budget-seconds (VLLM_BOOTDIAG_MAX_BOOT_SECONDS)"
+        else:
+            reason = f"one boot took longer than --boot-timeout ({self.boot_timeout:.0f} s)"
+            flag = "--boot-timeout"
+        return GiveUp(
+            cause="budget",
+            reason=f"{reason}; the last phase reached: "
+            f"{boot.diagnosis.phase if boot.diagnosis and boot.diagnosis.phase else 'none'}",
+            advice=(
+                f"Raise {flag} if the model is large (weight download and graph capture can "
+                "take many minutes), or look at the last lines of the log for a stall.",
+            ),
+        )
 
     def _say(self, text: str) -> None:
         if self.echo is not None:
@@ -312,8 +331,12 @@ class Supervisor:
 
     def _start(self, config: LaunchConfig) -> subprocess.Popen[bytes]:
         env = self.env_for(config)
+        argv = self.argv_for(config)
+        path = (env if env is not None else os.environ).get("PATH", os.defpath)
+        if shutil.which(argv[0], path=path) is None:
+            raise FileNotFoundError(2, "not found or not executable", argv[0])
         proc = subprocess.Popen(
-            self.argv_for(config),
+            [sys.executable, _LAUNCHER, str(os.getpid()), "--", *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

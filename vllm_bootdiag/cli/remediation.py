@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,11 @@ def register(subparsers: Any) -> None:
         default=1800.0,
         metavar="S",
         help="seconds one boot may take (default: %(default)s)",
+    )
+    r.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="write the JSON summary to FILE instead of stdout",
     )
     r.add_argument(
         "--stop-after-boot",
@@ -232,28 +238,56 @@ def cmd_run(args: argparse.Namespace) -> int:
         args, os.environ, max_attempts=args.budget, max_boot_seconds=args.budget_seconds
     )
     try:
-        sup = Supervisor(command, policy, echo=sys.stdout, boot_timeout=args.boot_timeout)
+        sup = Supervisor(command, policy, echo=sys.stderr, boot_timeout=args.boot_timeout)
     except LaunchConfigError as e:
         raise _InputError(str(e)) from None
+    if sup.config.passthrough:
+        print(
+            f"vllm-bootdiag: no vLLM arguments found in {shlex.join(command)[:120]}: relaunches "
+            "change its environment (MAX_NUM_SEQS, MAX_MODEL_LEN, ...), never its argv",
+            file=sys.stderr,
+            flush=True,
+        )
     with sup.signal_handlers():
         try:
-            summary = sup.run()
+            return _supervise(sup, args)
         except LaunchError as e:
             sup.stop()
             raise _InputError(str(e)) from None
-        _report(summary, args.json)
-        if not summary.booted:
+        except BrokenPipeError:
+            # `run ... | head -1`: nobody reads us any more; never leave the server behind.
             sup.stop()
-            if summary.result == "stopped" and summary.signal is not None:
-                return 128 + summary.signal
-            return 1
-        if args.stop_after_boot:
+            _silence_stdout()
+            return 141
+        except BaseException:
             sup.stop()
-            return 0
-        return sup.wait()
+            raise
 
 
-def _report(summary: RunSummary, as_json: bool) -> None:
+def _supervise(sup: Supervisor, args: argparse.Namespace) -> int:
+    summary = sup.run()
+    _report(summary, args.json, args.summary)
+    if not summary.booted:
+        sup.stop()
+        if summary.result == "stopped" and summary.signal is not None:
+            return 128 + summary.signal
+        return 1
+    if args.stop_after_boot:
+        sup.stop()
+        return 0
+    return sup.wait()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    with suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _report(summary: RunSummary, as_json: bool, summary_file: str | None) -> None:
+    """The human lines on stderr; the JSON summary alone on stdout (the child's output
+    is echoed to stderr, so `| jq` works), or in `--summary FILE` instead."""
     if not as_json:
         last = summary.attempts[-1] if summary.attempts else None
         line = f"vllm-bootdiag: {summary.result} after {len(summary.attempts)} launch(es)"
@@ -264,6 +298,12 @@ def _report(summary: RunSummary, as_json: bool) -> None:
             line += "".join(f"\n  - {a}" for a in summary.give_up.advice)
         line += "".join(f"\nvllm-bootdiag: degraded: {d.message}" for d in summary.degradations)
         print(line, file=sys.stderr, flush=True)
+    if summary_file is not None and summary_file != "-":
+        try:
+            Path(summary_file).write_text(summary.json_line() + "\n", encoding="utf-8")
+        except OSError as e:
+            print(f"vllm-bootdiag: cannot write {summary_file}: {e}", file=sys.stderr)
+        return
     print(summary.json_line(), flush=True)
 
 

@@ -250,3 +250,38 @@ def test_any_error_looking_last_line_is_a_failure() -> None:
         d = classify([line])
         assert d.primary.kind == "unknown" and d.failed, line
     assert not classify(["(APIServer pid=1) INFO 12-01 10:00:00 [a.py:1] starting"]).failed
+
+
+def test_before_033_a_negative_kv_request_is_the_reservation_exceeded() -> None:
+    """0.32.0's cpu_worker.py prints the case 0.33.0 names as a negative KV request; the
+    use and the minimum utilization are worked out as 0.33.0 prints them."""
+    d = classify(
+        [
+            "(APIServer pid=1) INFO 12-01 11:02:00 [api_server.py:1800] vLLM API server version "
+            "0.32.0",
+            "(Worker pid=4) ERROR 12-01 11:02:08 [multiproc_executor.py:1063] ValueError: "
+            "Available memory on node 0 (19.17/21.59 GiB) on kv cache allocation is less than "
+            "requested memory for kv (-0.64/0.43 GiB). Reduce CPU memory used by other "
+            "processes.",
+        ]
+    )
+    p = d.primary
+    assert isinstance(p, outcomes.CpuMemoryReservationExceeded) and p.rule_id == "HM009"
+    assert (p.reserved_gib, p.shortfall_gib, p.used_gib) == (0.43, 0.64, 1.07)
+    assert p.min_gpu_memory_utilization == 0.05  # ceil(1.07 / 21.59 * 100) / 100
+    assert "lowering it cannot help" in d.remediation
+
+
+def test_a_json_error_in_config_validation_is_an_unreadable_model_file() -> None:
+    # json.decoder's "%s: line %d column %d (char %d)" from parse_safetensors_file_metadata
+    d = classify(
+        [
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+            "  Value error, Unterminated string starting at: line 1 column 32 (char 31) "
+            "[type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+        ],
+        version="0.33.0",
+    )
+    p = d.primary
+    assert isinstance(p, outcomes.ModelFilesUnreadable) and p.rule_id == "MF004"
+    assert p.detail == "Unterminated string starting at: line 1 column 32 (char 31)"

@@ -10,9 +10,12 @@ above it (within its cap) or sets the KV size explicitly, and never lowers it.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import math
+from typing import Any, ClassVar, Literal
 
-from .base import Category, GiB, Plan, _Outcome
+from pydantic import model_validator
+
+from .base import Category, GiB, Plan, _Outcome, _to_gib
 
 
 class CpuMemoryReservationExceeded(_Outcome):
@@ -27,4 +30,30 @@ class CpuMemoryReservationExceeded(_Outcome):
     """What `--gpu-memory-utilization` reserves for it on the node."""
     numa_node: int | None = None
     min_gpu_memory_utilization: float | None = None
-    """The utilization vLLM says to exceed (`increase ... to more than 0.42`)."""
+    """The utilization vLLM says to exceed (`increase ... to more than 0.42`); before
+    0.33 it is worked out the way 0.33 prints it (ceil(used / total, 1%))."""
+    shortfall_gib: GiB | None = None
+    """How far the use exceeds the reservation: before 0.33 vLLM printed it as a
+    negative KV request (`requested memory for kv (-0.64/0.43 GiB)`)."""
+    node_total_gib: GiB | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        """Fill what 0.32 left implicit: the use (reservation + shortfall) and the
+        smallest utilization that covers it, as 0.33's cpu_worker.py computes it."""
+        if not isinstance(data, dict):
+            return data
+        num = {k: _to_gib(data.get(k)) for k in ("used_gib", "reserved_gib", "shortfall_gib")}
+        num["node_total_gib"] = _to_gib(data.get("node_total_gib"))
+        if not all(isinstance(v, (int, float)) or v is None for v in num.values()):
+            return data
+        out = dict(data)
+        used = num["used_gib"]
+        if used is None and num["reserved_gib"] is not None and num["shortfall_gib"] is not None:
+            used = round(abs(num["shortfall_gib"]) + num["reserved_gib"], 6)
+            out["used_gib"] = used
+        total = num["node_total_gib"]
+        if out.get("min_gpu_memory_utilization") is None and used is not None and total:
+            out["min_gpu_memory_utilization"] = math.ceil(used / total * 100) / 100
+        return out

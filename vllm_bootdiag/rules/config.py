@@ -229,7 +229,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="CF012",
-        status="preview",
         name="invalid-kv-cache-dtype",
         vllm=">=0.33",
         outcome="invalid_argument",

@@ -229,4 +229,38 @@ RULES: tuple[Rule, ...] = (
         "freeing memory elsewhere or lowering the utilization cannot help.",
         references=("vllm/v1/worker/cpu_worker.py:229 (0.33.0, replaces HM005's check)",),
     ),
+    Rule(
+        id="HM009",
+        status="preview",
+        name="cpu-worker-exceeds-reservation-negative-request",
+        vllm=">=0.20,<0.33",
+        outcome="cpu_memory_reservation_exceeded",
+        rank=55,
+        literal="is less than requested memory for kv (-",
+        patterns=(
+            r"Available memory on node (?P<numa_node>\d+) \("
+            + _G
+            + r"/(?P<node_total_gib>"
+            + _G
+            + r") GiB\) on kv cache allocation is less than requested memory for kv "
+            r"\(-(?P<shortfall_gib>\d+(?:\.\d+)?)/(?P<reserved_gib>" + _G + r") GiB\)",
+        ),
+        examples=(
+            "ValueError: Available memory on node 0 (19.17/21.59 GiB) on kv cache allocation "
+            "is less than requested memory for kv (-0.64/0.43 GiB). Reduce CPU memory used by "
+            "other processes.",
+        ),
+        counter_examples=(
+            "ValueError: Available memory on node 0 (2.1/23.47 GiB) on kv cache allocation is "
+            "less than requested memory for kv (19.2/21.59 GiB). Reduce CPU memory used by other "
+            "processes.",
+        ),
+        summary="CPU backend (before 0.33): the worker's own footprint already exceeds the "
+        "memory --gpu-memory-utilization reserves; vLLM reports it as a negative KV request "
+        "and advises freeing memory elsewhere, which cannot help (HM008's case).",
+        remediation="Raise --gpu-memory-utilization above the worker's use over the node's "
+        "memory (min_gpu_memory_utilization), or set the KV cache size explicitly "
+        "(--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE); lowering it cannot help.",
+        references=("vllm/v1/worker/cpu_worker.py:190 (0.20.0)", "cpu_worker.py:242 (0.32.0)"),
+    ),
 )

@@ -21,7 +21,6 @@ _REINSTALL = (
 RULES: tuple[Rule, ...] = (
     Rule(
         id="IN001",
-        status="preview",
         printed_by="python",
         name="no-module-named",
         outcome="broken_install",
@@ -58,7 +57,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="IN003",
-        status="preview",
         printed_by="os",
         name="undefined-symbol",
         outcome="broken_install",

@@ -46,7 +46,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="MF002",
-        status="preview",
         printed_by="transformers",
         name="config-json-invalid",
         outcome="model_files_unreadable",
@@ -97,6 +96,40 @@ RULES: tuple[Rule, ...] = (
             "vllm/model_executor/models/registry.py:415 (0.8.5)",
             "registry.py:1181 (0.32.0)",
             "registry.py:1225 (0.33.0)",
+        ),
+    ),
+    Rule(
+        id="MF004",
+        status="preview",
+        printed_by="python",
+        name="model-file-json-in-config-validation",
+        vllm=">=0.11",
+        outcome="model_files_unreadable",
+        literal=" (char ",
+        patterns=(
+            r"Value error, (?P<detail>(?:Expecting value|Expecting ',' delimiter|Expecting ':' "
+            r"delimiter|Expecting property name enclosed in double quotes|Unterminated string "
+            r"starting at|Invalid control character at|Invalid \\escape|Extra data): line \d+ "
+            r"column \d+ \(char \d+\))",
+        ),
+        examples=(
+            "  Value error, Unterminated string starting at: line 1 column 32 (char 31) "
+            "[type=value_error, input_value=ArgsKwargs((), {'model_config': ...}), "
+            "input_type=ArgsKwargs]",
+            "  Value error, Expecting value: line 1 column 1 (char 0) [type=value_error, "
+            "input_value=ArgsKwargs((), {...}), input_type=ArgsKwargs]",
+        ),
+        counter_examples=(
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+        ),
+        summary="A JSON error while vLLM validates its config: it reads the model's "
+        "safetensors headers there (get_safetensors_params_metadata), so a file cut inside "
+        "its header fails here, naming no file.",
+        remediation=_FILES_REMEDY,
+        references=(
+            "vllm/transformers_utils/utils.py parse_safetensors_file_metadata (json.loads of "
+            "the header, 0.11.0-0.33.0)",
+            "Python json.decoder.JSONDecodeError: '%s: line %d column %d (char %d)'",
         ),
     ),
 )

@@ -227,7 +227,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PF022",
-        status="preview",
         name="failed-to-infer-device-type",
         outcome="no_accelerator",
         literal="Failed to infer device type",
@@ -470,7 +469,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="PF035",
-        status="preview",
         name="cpu-local-workers-over-numa-nodes",
         vllm=">=0.20",
         outcome="insufficient_devices",

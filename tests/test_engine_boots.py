@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_bootdiag import BootWatcher, classify
+from vllm_bootdiag import BootWatcher, boots, classify
 from vllm_bootdiag.corpus import entries
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -45,7 +45,13 @@ def test_every_corpus_log_after_an_earlier_failed_boot_reads_as_alone(earlier: s
     wrong = []
     for entry in entries(CORPUS):
         lines = _lines(entry.log_path)
-        alone, after = classify(lines), classify(before + lines)
+        alone = classify(lines)
+        text = "\n".join(lines)
+        if alone.vllm_version is None and not any(s in text for s in boots._IMPORT_LINES):
+            # A boot that died before printing one line of vLLM's own (torch warnings,
+            # then a traceback) cannot be told from the end of the boot above it.
+            continue
+        after = classify(before + lines)
         got = (after.primary.kind, after.primary.rule_id, after.vllm_version)
         if got != (alone.primary.kind, alone.primary.rule_id, alone.vllm_version):
             wrong.append((entry.log_path.name, got))

@@ -21,10 +21,18 @@ from .outcomes.lifecycle import ERROR_LOOKING
 from .text.triage import Tail
 
 _START_KEYS = frozenset({"api_version", "banner_version"})
-_WEAK_KEYS = frozenset({"platform", "usage"})
-"""Lines every boot of some releases prints first but that a spawned process may
-print again: a boot start only after a failure line (argparse's `usage:` line opens
-the two lines of a boot that ended in argument parsing)."""
+_WEAK_KEYS = frozenset({"platform", "import"})
+"""Lines a boot prints first (importing vLLM, parsing arguments) but that a spawned
+process may print again: a boot start only after a failure line."""
+_IMPORT_LINES = (
+    "usage: vllm",
+    "Triton is installed",
+    "Triton not installed",
+    "Triton is not installed",
+    "Failed to import from vllm._C",
+)
+"""What importing vLLM prints (any level, or raw) and argparse's `usage:` line, which
+opens the two lines of a boot that ended in argument parsing."""
 _QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
 """Phases that do not mean a boot got anywhere: the argument dump, engine config."""
 _API_TAG = "(APIServer pid="
@@ -67,6 +75,35 @@ def _last_failure(tail: Tail, start: int, end: int) -> int | None:
     return None
 
 
+def _import_lines(tail: Tail) -> list[int]:
+    """Indices of the lines that hold an import-time line (searched once, in the joined
+    text: these lines can be records of any level or raw stderr)."""
+    text = "\n".join(tail.lines)
+    positions = sorted(pos for literal in _IMPORT_LINES for pos in _all(text, literal))
+    if not positions:
+        return []
+    found: list[int] = []
+    line, start = 0, 0
+    for pos in positions:
+        while True:
+            end = text.find("\n", start)
+            if end < 0 or end > pos:
+                break
+            start, line = end + 1, line + 1
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def _all(text: str, literal: str) -> list[int]:
+    out = []
+    pos = text.find(literal)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(literal, pos + 1)
+    return out
+
+
 def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     """The boots of a tail, read from its progress markers (`phase_of`: marker -> phase).
 
@@ -79,8 +116,8 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     pid: str | None = None
     busy: int | None = None
     """The last line of the current boot that shows it got somewhere."""
-    usage = [(i, "usage", "", "") for i in tail.find("usage: ") if tail.lines[i][:7] == "usage: "]
-    events = sorted(tail.markers + usage) if usage else tail.markers
+    weak = [(i, "import", "", "") for i in _import_lines(tail)]
+    events = sorted(tail.markers + weak) if weak else tail.markers
     for i, key, message, _ts in events:
         found = None
         if key in _START_KEYS or key == "engine_init":
@@ -99,6 +136,7 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
             starts.append(min(i, busy + 1) if busy is not None and busy >= starts[-1] else i)
             busy = None
             version = None
+            pid = None
         if found is not None:
             version = found
         if this_pid is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import regex
+from packaging.version import Version
 
 from .. import outcomes, timeline, versions
 from ..diagnosis import Diagnosis
@@ -53,16 +54,17 @@ def _failures(found: list[Hit]) -> list[Hit]:
     return [h for h in found if outcomes.OUTCOME_TYPES[h.rule.outcome].FAILURE]
 
 
-def _with_out_of_range(tail: Tail, found: list[Hit], rules: RuleSet) -> tuple[list[Hit], bool]:
+def _with_out_of_range(
+    tail: Tail, found: list[Hit], rules: RuleSet, version: Version
+) -> tuple[list[Hit], bool]:
     """Add matches of rules outside the version's range when they outrank every match
     inside it: a table that lags a release still names the cause, and an echo
     (`See root cause above.`) in range does not hide it."""
     best = max((h.rule.precedence for h in _failures(found)), default=None)
-    wider = [
-        h
-        for h in _failures(hits(tail, rules.for_version(None)))
-        if best is None or h.rule.precedence > best
-    ]
+    outside = rules.outside(version)
+    if best is not None and outside.top <= best:
+        return found, False
+    wider = [h for h in _failures(hits(tail, outside)) if best is None or h.rule.precedence > best]
     if not wider:
         return found, False
     return sorted(found + wider, key=lambda h: h.index), True
@@ -295,7 +297,7 @@ def diagnose(
     found_hits = hits(tail, rules.for_version(version))
     out_of_range = False
     if version is not None:
-        found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules)
+        found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules, version)
     phases = timeline.phase_lines(tail)
     tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}

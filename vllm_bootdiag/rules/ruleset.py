@@ -35,7 +35,7 @@ class RuleSet:
     of two wordings that read one line is the newer.
     """
 
-    __slots__ = ("_by_id", "_cache", "rules")
+    __slots__ = ("_by_id", "_cache", "_outside", "rules", "top")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         # Exact rules first (a stable sort: otherwise in the order given), so the
@@ -48,6 +48,11 @@ class RuleSet:
             by_id[rule.id] = rule
         self._by_id = by_id
         self._cache: dict[Version | None, RuleSet] = {}
+        self._outside: dict[Version, RuleSet] = {}
+        self.top: tuple[bool, bool, int] = max(
+            (r.precedence for r in self.rules), default=(False, False, -1)
+        )
+        """The highest root-cause precedence any rule here can give."""
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
@@ -99,6 +104,17 @@ class RuleSet:
         if len(self._cache) < 64:  # versions are few; a caller looping over junk stays bounded
             self._cache[version] = result
         return result
+
+    def outside(self, version: Version) -> RuleSet:
+        """The rules not retired whose range does not hold `version`, newest wording
+        first: what a table lagging a release may still know."""
+        cached = self._outside.get(version)
+        if cached is None:
+            inside = {r.id for r in self.for_version(version)}
+            cached = RuleSet(r for r in self.for_version(None) if r.id not in inside)
+            if len(self._outside) < 64:
+                self._outside[version] = cached
+        return cached
 
 
 @cache

@@ -49,8 +49,8 @@ class RuleSet:
         self._by_id = by_id
         self._cache: dict[Version | None, RuleSet] = {}
         self._outside: dict[Version, RuleSet] = {}
-        self.top: tuple[bool, bool, int] = max(
-            (r.precedence for r in self.rules), default=(False, False, -1)
+        self.top: tuple[bool, int, bool] = max(
+            (r.precedence for r in self.rules), default=(False, -1, False)
         )
         """The highest root-cause precedence any rule here can give."""
 

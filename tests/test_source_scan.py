@@ -206,6 +206,19 @@ def test_a_message_that_moved_file_is_reported_against_its_reference(
     assert move.found == (f"vllm/v1/core/kv_cache_planning.py:{_line(KV_SHORTFALL, 'raise')}",)
 
 
+def test_a_reference_to_any_line_of_the_statement_is_in_place(pair: tuple[Path, Path]) -> None:
+    from vllm_bootdiag.rules import BY_ID
+
+    rel = sources.load(pair[0])  # 0.31.0: KV004's wording in kv_cache_utils.py
+    raise_line = _line(KV_SHORTFALL, "raise")
+    found = source_scan.located(rel, BY_ID["KV004"])
+    for cited, moved in ((raise_line, False), (raise_line + 2, False), (raise_line + 40, True)):
+        ref = (f"vllm/v1/core/kv_cache_utils.py:{cited} (0.31.0)",)
+        rule = BY_ID["KV004"].model_copy(update={"references": ref})
+        move = source_scan.moved(rule, rel, found)
+        assert (move is not None and move.kind == "line") is moved
+
+
 def test_outside_range_is_reported(tmp_path: Path) -> None:
     rel = sources.load(_release(tmp_path, "0.21.0", new=False))
     by_id = {f.rule_id: f for f in source_scan.check_rules(rel).findings}
@@ -225,7 +238,9 @@ def test_references_are_parsed_with_their_versions() -> None:
 def test_gaps_are_new_boot_messages_no_rule_reads_ranked(pair: tuple[Path, Path]) -> None:
     new, old = sources.load(pair[1]), sources.load(pair[0])
     found = [g.template.text for g in report.gaps.find(new, old)]
-    worker = next(i for i, t in enumerate(found) if t.startswith("The worker process already holds"))
+    worker = next(
+        i for i, t in enumerate(found) if t.startswith("The worker process already holds")
+    )
     handler = next(
         i
         for i, t in enumerate(found)

@@ -278,13 +278,12 @@ def moved(rule: Rule, release: Release, found: Sequence[Template]) -> Move | Non
     if not refs or not found:
         return None
     newest = max(refs, key=_ref_order)
-    places = tuple(t.location for t in found if t.kind != "string") or tuple(
-        t.location for t in found
-    )
-    where = [p.rsplit(":", 1) for p in places]
-    if not any(_same_file(newest.file, f) for f, _ in where):
+    messages = [t for t in found if t.kind != "string"] or list(found)
+    places = tuple(t.location for t in messages)
+    here = [t for t in messages if _same_file(newest.file, t.file)]
+    if not here:
         return Move("file", newest, places)
-    lines = {int(n) for f, n in where if _same_file(newest.file, f)}
+    lines = {n for t in here for n in t.lines}
     if newest.lines and not lines & set(newest.lines):
         return Move("line", newest, places)
     return None

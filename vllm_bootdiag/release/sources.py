@@ -59,6 +59,12 @@ class Template:
     exception: str | None = None
     """The class raised (`ValueError`), for `raise` templates."""
     function: str | None = None
+    end_line: int = 0
+    """The statement's last line: a reference citing any line of it is in place."""
+
+    @property
+    def lines(self) -> range:
+        return range(self.line, max(self.line, self.end_line) + 1)
 
     @property
     def location(self) -> str:
@@ -183,7 +189,10 @@ class _Collector(ast.NodeVisitor):
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
 
-    def _message(self, arg: ast.AST, line: int, kind: Kind, exc: str | None) -> None:
+    def _message(
+        self, arg: ast.AST, node: ast.stmt | ast.expr, kind: Kind, exc: str | None
+    ) -> None:
+        line, end = node.lineno, node.end_lineno or node.lineno
         if isinstance(arg, ast.Name):  # raise ValueError(msg): the last `msg = ...` before it
             earlier = [v for ln, v in self.assigns[-1].get(arg.id, []) if ln <= line]
             if not earlier:
@@ -192,12 +201,12 @@ class _Collector(ast.NodeVisitor):
         text = render(arg)
         if text is not None and id(arg) not in self.messages:
             fn = self.func[-1] if self.func else None
-            self.messages[id(arg)] = Template(self.file, line, text, kind, exc, fn)
+            self.messages[id(arg)] = Template(self.file, line, text, kind, exc, fn, end)
 
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
         if isinstance(exc, ast.Call) and exc.args:
-            self._message(exc.args[0], node.lineno, "raise", _name(exc.func))
+            self._message(exc.args[0], node, "raise", _name(exc.func))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -208,7 +217,7 @@ class _Collector(ast.NodeVisitor):
             and node.args
             and _is_logger(func.value)
         ):
-            self._message(node.args[0], node.lineno, _LOG_LEVELS[func.attr], None)
+            self._message(node.args[0], node, _LOG_LEVELS[func.attr], None)
         self.generic_visit(node)
 
 
@@ -233,7 +242,9 @@ def templates(source: str, file: str = "<string>") -> tuple[list[Template], list
             text = render(node) if not isinstance(node, ast.BinOp) or _addition(node) else None
             if text is not None:
                 inner.update(id(n) for n in ast.walk(node))
-                out.append(Template(file, getattr(node, "lineno", 0), text, "string"))
+                line = getattr(node, "lineno", 0)
+                end = getattr(node, "end_lineno", None) or line
+                out.append(Template(file, line, text, "string", end_line=end))
     out.sort(key=lambda t: t.line)
     return out, c.defs
 

@@ -104,6 +104,19 @@ class GPUModelRunner:
         pass
 """
 
+KV_GROUPS = """
+def get_kv_cache_config_from_groups(specs):
+    if not specs:
+        raise ValueError("No KV cache groups could be formed from the layer specs of this model")
+"""
+
+WINDOW_CHECK = """
+class {owner}:
+    def {function}(self):
+        if not HAS_TRITON:
+            raise ValueError("Sliding window attention needs Triton on this platform.")
+"""
+
 API_HANDLER = """
 async def abort_request(request_id):
     logger.warning("Request %s was aborted by the client before it was scheduled", request_id)
@@ -129,7 +142,12 @@ def _release(tmp: Path, version: str, *, new: bool) -> Path:
         f"vllm-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n",
     }
     kv = "vllm/v1/core/kv_cache_planning.py" if new else "vllm/v1/core/kv_cache_utils.py"
-    files[kv] = KV_SHORTFALL
+    files[kv] = KV_SHORTFALL + KV_GROUPS  # the file is renamed, its functions kept
+    if new:  # the same check, now raised while the worker starts
+        owner, function, where = "Worker", "__init__", "vllm/v1/worker/gpu_worker.py"
+    else:
+        owner, function, where = "VllmConfig", "_set_runner", "vllm/config/vllm.py"
+    files[where] = WINDOW_CHECK.format(owner=owner, function=function)
     banner = (
         "vllm/entrypoints/common/startup.py" if new else "vllm/entrypoints/serve/utils/api_utils.py"
     )
@@ -256,6 +274,12 @@ def test_gaps_are_new_boot_messages_no_rule_reads_ranked(pair: tuple[Path, Path]
     assert not any("To serve at least one request" in t for t in found)
     assert all(g.new for g in gaps)
     assert any(t.startswith("Not enough space in") for t in found)  # EN003's rewording
+    # the same words raised from another function are new; a renamed file brings none
+    assert "Sliding window attention needs Triton on this platform." in found
+    assert not any(t.startswith("No KV cache groups") for t in found)
+    assert any(
+        t.startswith("No KV cache groups") for t in (g.template.text for g in report.gaps.find(new))
+    )
     # alone, a release's unmatched boot messages are gaps whether new or not
     alone = [g.template.text for g in report.gaps.find(old)]
     assert any(t.startswith("Available memory on node") for t in alone) is False  # HM005's

@@ -7,7 +7,11 @@ one classifies `unknown`, so each is ranked by how likely it is to end a boot:
 where it is (a worker's memory check beats an API handler), how it is printed
 (a raise beats a warning), in which function (`determine_available_memory`
 beats `execute_model`), and what it says (a flag to change, memory, "not
-supported"). With an older release, only templates it did not have are gaps.
+supported"). With an older release, only templates it did not have are gaps: a
+wording new to it, or one now raised from another function (0.33.0 moved the
+kv_cache_dtype check from the attention selector into CacheConfig validation:
+the same words, a new way for a boot to end). A file renamed with its functions
+(kv_cache_utils.py to kv_cache_planning.py) brings no new gaps.
 """
 
 from __future__ import annotations
@@ -171,9 +175,14 @@ def find(release: Release, old: Release | None = None, rules: Sequence[Rule] = R
         if where is not None:
             candidates.append((t, *where))
     hit = covered([c[0] for c in candidates], rules)
-    before = {t.text for t in old.templates} if old is not None else None
+    before = {(t.text, t.function) for t in old.templates} if old is not None else None
     gaps = [
-        Gap(t, name, score(t, weight), None if before is None else t.text not in before)
+        Gap(
+            t,
+            name,
+            score(t, weight),
+            None if before is None else (t.text, t.function) not in before,
+        )
         for i, (t, weight, name) in enumerate(candidates)
         if i not in hit
     ]

@@ -18,7 +18,6 @@ from .base import Category, Names, _Outcome
 
 _SM = regex.compile(r"^(?:sm_?)?(\d{1,3})[a-z]?$")
 _DOTTED = regex.compile(r"^(\d{1,3})\.(\d)$")
-_CUDA_INT = regex.compile(r"^(\d{2,3})(\d\d)0$")
 
 
 def _to_capability(value: Any) -> Any:
@@ -34,15 +33,6 @@ def _to_capability(value: Any) -> Any:
     return value
 
 
-def _to_cuda_version(value: Any) -> Any:
-    """'12080' -> '12.8': cudaDriverGetVersion's integer (1000*major + 10*minor)."""
-    if isinstance(value, str):
-        m = _CUDA_INT.match(value.strip())
-        if m:
-            return f"{int(m[1])}.{int(m[2])}"
-    return value
-
-
 def _to_count(value: Any) -> Any:
     """'[0, 1]' -> 2: vLLM prints the list of what is available, not its length."""
     if isinstance(value, str) and value.lstrip().startswith("["):
@@ -52,7 +42,6 @@ def _to_count(value: Any) -> Any:
 
 
 Capability = Annotated[str, BeforeValidator(_to_capability)]
-CudaVersion = Annotated[str, BeforeValidator(_to_cuda_version)]
 
 
 class _Platform(_Outcome):
@@ -74,9 +63,10 @@ class DriverTooOld(_Platform):
     """The NVIDIA driver is older than the CUDA runtime the build was compiled against."""
 
     kind: Literal["driver_too_old"] = "driver_too_old"
-    driver_version: CudaVersion | None = None
-    """The newest CUDA version the driver supports (`found version 12080` -> `12.8`)."""
-    runtime_version: CudaVersion | None = None
+    driver_version: str | None = None
+    """As torch prints it: cudaDriverGetVersion, the newest CUDA the driver supports
+    (1000 x major + 10 x minor: `12080` is CUDA 12.8)."""
+    runtime_version: str | None = None
 
 
 class NoAccelerator(_Platform):

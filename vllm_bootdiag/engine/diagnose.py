@@ -201,13 +201,22 @@ _ECHOES = (
 )
 
 
+def _is_echo(message: str) -> bool:
+    return any(e in message for e in _ECHOES)
+
+
 def _unknown(tail: Tail) -> outcomes.Unknown:
     """The last error-looking line that is not an echo of a cause above it."""
     fallback: int | None = None
+    echo: int | None = None
     for i in range(len(tail) - 1, -1, -1):
         line = tail.parsed(i)
         msg = line.message
-        if not msg or any(e in msg for e in _ECHOES):
+        if not msg:
+            continue
+        if _is_echo(msg):
+            if echo is None and (_EXCEPTION.search(msg) or line.is_error):
+                echo = i
             continue
         if _EXCEPTION.search(msg):
             return outcomes.Unknown(
@@ -217,6 +226,9 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
             )
         if fallback is None and line.is_error:
             fallback = i
+    if fallback is None:
+        # Only echoes: the boot failed, and its cause was printed above the lines kept.
+        fallback = echo
     if fallback is not None:
         msg = tail.parsed(fallback).message
         return outcomes.Unknown(
@@ -276,6 +288,11 @@ _GENERIC_REMEDY = (
     "Not a known boot failure: read the line above; a plain restart may help if it was "
     "transient (counted against the relaunch budget)."
 )
+_CAUSE_ABOVE = (
+    "The boot failed, but its cause was printed above the lines examined (only vLLM's "
+    "'see root cause above' echo is here): classify more of the log (a worker should keep "
+    "its last 400 lines) before relaunching."
+)
 _SAME_AGAIN = (
     "Not a known boot failure, but a deterministic one (an import, a missing library or "
     "symbol, unimplemented code): a restart runs the same code and fails the same way; fix "
@@ -313,6 +330,8 @@ def diagnose(
     # Every part is already a validated model: construct without validating again.
     if rule is not None:
         remediation = rule.remediation_for(getattr(primary, "kind", ""))
+    elif primary.is_failure and _is_echo(getattr(primary, "last_error_line", None) or ""):
+        remediation = _CAUSE_ABOVE
     elif primary.is_failure:
         remediation = _GENERIC_REMEDY if primary.retry_same_config_can_succeed else _SAME_AGAIN
     else:

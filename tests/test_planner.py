@@ -712,3 +712,28 @@ def test_an_exact_fit_above_the_floor_survives_the_rounding() -> None:
     cfg = BASE.model_copy(update={"max_model_len": 4096, "max_num_seqs": 8})
     r = _relaunch(plan(d, cfg, Policy(min_max_model_len=1200, allow_eager=False)))
     assert r.step == "lower_max_model_len" and r.config.max_model_len == 1488
+
+
+CPU_RESERVATION = BANNER.replace("0.32.0", "0.33.0") + (
+    # vllm/v1/worker/cpu_worker.py:229 (0.33.0), as rule HM008 reads it
+    "(EngineCore pid=2210) ERROR 12-01 10:02:11 [core.py:1142] ValueError: The worker "
+    "already uses 2.31 GiB (model weights and runtime), more than the 2.2 GiB of CPU "
+    "memory reserved for it on node 0, leaving none for the KV cache. On the CPU "
+    "backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory "
+    "reserved (despite its name). To resolve: increase `--gpu-memory-utilization` to "
+    "more than 0.10, or set the KV cache size explicitly with `--kv-cache-memory-bytes` "
+    "or VLLM_CPU_KVCACHE_SPACE.\n"
+)
+
+
+def test_cpu_reservation_raises_utilization_above_vllms_minimum() -> None:
+    d = classify(CPU_RESERVATION)
+    assert d.primary.kind == "cpu_memory_reservation_exceeded"
+    cfg = BASE.model_copy(update={"gpu_memory_utilization": 0.094, "max_num_seqs": 8})
+    r = _relaunch(plan(d, cfg, Policy()))
+    assert r.step == "raise_gpu_memory_utilization"
+    assert r.config.gpu_memory_utilization == 0.15  # above 0.10, with room for a KV cache
+    assert r.degradations == ()
+    # A cap below what vLLM needs: never lowered, the explicit KV size instead.
+    g = _give_up(plan(d, cfg, Policy(max_gpu_memory_utilization=0.1)))
+    assert "--kv-cache-memory-bytes" in g.reason and "more than 0.10" in g.reason

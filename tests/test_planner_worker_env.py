@@ -476,3 +476,144 @@ def test_plan_flag_overrides_the_env_file(
     )
     assert code == 0
     assert json.loads(capsys.readouterr().out)["env"]["MAX_NUM_SEQS"] == "8"
+
+
+def render_auto(util: float, available_gib: float, graph_gib: float) -> str:
+    """A failed 0.32.0 boot under --max-model-len auto: KV memory at `util`, then
+    kv_cache_utils.py:2454's ValueError (raised under core.py:1510)."""
+    equiv = round(util - graph_gib / TOTAL_GIB, 4)
+    suggested = min(round(util + graph_gib / TOTAL_GIB, 4), 1.0)
+    eng = "EngineCore pid=2300"
+    return (
+        "\n".join(
+            [
+                _rec(
+                    "APIServer pid=2210",
+                    "INFO",
+                    "16:18:01",
+                    "api_utils.py:347",
+                    " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
+                ),
+                _rec(
+                    eng,
+                    "INFO",
+                    "16:18:34",
+                    "gpu_model_runner.py:5149",
+                    "Model loading took 14.99 GiB memory and 21.338710 seconds",
+                ),
+                _rec(
+                    eng,
+                    "INFO",
+                    "16:19:31",
+                    "gpu_model_runner.py:6474",
+                    f"Estimated CUDA graph memory: {graph_gib:.2f} GiB total",
+                ),
+                _rec(
+                    eng,
+                    "INFO",
+                    "16:19:31",
+                    "gpu_worker.py:759",
+                    f"Available KV cache memory: {available_gib} GiB",
+                ),
+                _rec(
+                    eng,
+                    "INFO",
+                    "16:19:31",
+                    "gpu_worker.py:774",
+                    "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+                    f"--gpu-memory-utilization={util:.4f} is equivalent to "
+                    f"--gpu-memory-utilization={equiv:.4f} without CUDA graph memory profiling. "
+                    "To maintain the same effective KV cache size as before, increase "
+                    f"--gpu-memory-utilization to {suggested:.4f}. To disable, set "
+                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+                ),
+                _rec(eng, "ERROR", "16:19:32", "core.py:1510", "EngineCore failed to start."),
+                _rec(
+                    eng,
+                    "ERROR",
+                    "16:19:32",
+                    "core.py:1510",
+                    "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available "
+                    "to serve even a single token. Try increasing `gpu_memory_utilization`.",
+                ),
+            ]
+        )
+        + "\n"
+    )
+
+
+def test_auto_fit_at_045_raises_utilization_to_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 0.45 x 31.36 GiB = 14.1 GiB asked, under the 14.99 GiB of weights alone.
+    log = render_auto(0.45, -2.55, 0.53)
+    assert classify(log).primary.kind == "auto_fit_failed"
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "auto", "GPU_MEMORY_UTILIZATION": "0.45"}
+    data = _plan_from_env_file(tmp_path, capsys, log, env)
+    assert data["kind"] == "relaunch"
+    assert data["step"] == "lower_max_num_seqs+raise_gpu_memory_utilization"
+    out = data["env"]
+    assert isinstance(out, dict)
+    assert out["GPU_MEMORY_UTILIZATION"] == "0.95" and out["MAX_NUM_SEQS"] == "32"
+    assert out["MAX_MODEL_LEN"] == "auto" and "ENFORCE_EAGER" not in out
+    # (0.95 - 0.45) x the card's 31.3 GiB (from the graph line): far over the 2.56 short
+    assert data["expected_to_free_gib"] == pytest.approx(15.6, abs=0.1)
+
+
+def test_auto_fit_small_deficit_at_the_cap_keeps_graphs_when_fewer_seqs_cover_it() -> None:
+    # -0.12 GiB with 0.53 GiB of graphs at 0.95 (the cap): half the graph figure covers it.
+    d = classify(render_auto(0.95, -0.12, 0.53))
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "auto"}
+    r = plan(d, LaunchConfig.from_env(env), Policy.from_env(env))
+    assert isinstance(r, Relaunch)
+    assert r.step == "lower_max_num_seqs" and r.config.max_num_seqs == 32
+    assert not r.config.enforce_eager and r.config.gpu_memory_utilization == 0.95
+    # Without a known concurrency the fallback covers it too; without fewer seqs, eager.
+    r2 = plan(d, LaunchConfig.from_env({**env, "MAX_NUM_SEQS": "32"}), Policy.from_env(env))
+    assert isinstance(r2, Relaunch) and r2.step == "enforce_eager"
+
+
+def test_auto_fit_that_nothing_covers_gives_up_with_vllms_own_fix_first() -> None:
+    d = classify(render_auto(0.95, -3.0, 0.53))
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "auto", "MAX_NUM_SEQS": "32"}
+    g = plan(d, LaunchConfig.from_env(env), Policy.from_env(env))
+    assert not isinstance(g, Relaunch)
+    assert "3.01 GiB short" in g.reason
+    assert g.advice[0].startswith("Raise --gpu-memory-utilization (vLLM's own fix)")
+    assert any("quantized checkpoint" in a for a in g.advice)
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"MAX_NUM_SEQS": "0"}, "max_num_seqs 0 is below 1"),
+        ({"GPU_MEMORY_UTILIZATION": "nan"}, "gpu_memory_utilization nan is not in (0, 1]"),
+        ({"GPU_MEMORY_UTILIZATION": "inf"}, "gpu_memory_utilization inf is not in (0, 1]"),
+        ({"GPU_MEMORY_UTILIZATION": "1.5"}, "gpu_memory_utilization 1.5 is not in (0, 1]"),
+        ({"PORT": "-1"}, "port -1 is not in 1-65535"),
+        ({"MAX_NUM_BATCHED_TOKENS": "1"}, "below vLLM's default max_num_seqs"),
+    ],
+)
+def test_invalid_launch_values_are_reported_not_relaunched(
+    env: dict[str, str], problem: str
+) -> None:
+    d = classify(render(108440, 0.30, "v1"))
+    worker = {**WORKER_ENV, "MAX_MODEL_LEN": "108440", **env}
+    if "MAX_NUM_SEQS" not in env and "MAX_NUM_BATCHED_TOKENS" in env:
+        del worker["MAX_NUM_SEQS"]
+    g = plan(d, LaunchConfig.from_env(worker), Policy.from_env(worker))
+    assert not isinstance(g, Relaunch)
+    assert g.cause == "invalid_launch" and problem in g.reason
+    assert not any("quantized" in a for a in g.advice)
+
+
+def test_plan_json_keys_do_not_come_and_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {**WORKER_ENV, "MAX_MODEL_LEN": "108440"}
+    data = _plan_from_env_file(tmp_path, capsys, render(108440, 0.30, "v1"), env)
+    seqs = next(c for c in data["changes"] if c["field"] == "max_num_seqs")  # type: ignore[union-attr]
+    assert "old" in seqs  # unset before: null, not missing
+    env2 = {**env, "MAX_NUM_SEQS": ""}
+    data2 = _plan_from_env_file(tmp_path, capsys, render(108440, 0.30, "v1"), env2)
+    assert set(data) == set(data2)

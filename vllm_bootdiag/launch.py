@@ -400,6 +400,17 @@ class LaunchConfig(BaseModel):
             out.append("a cudagraph capture size is below 1")
         if self.kv_cache_memory_bytes is not None and self.kv_cache_memory_bytes < 1:
             out.append("kv_cache_memory_bytes is below 1")
+        if self.port is not None and not 0 < self.port < 65536:
+            out.append(f"port {self.port} is not in 1-65535")
+        if (
+            self.max_num_seqs is None
+            and self.max_num_batched_tokens is not None
+            and self.max_num_batched_tokens < 256
+        ):
+            out.append(
+                f"max_num_batched_tokens {self.max_num_batched_tokens} is below vLLM's default "
+                f"max_num_seqs (256)"
+            )
         if (
             self.max_num_seqs is not None
             and self.max_num_batched_tokens is not None

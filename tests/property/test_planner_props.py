@@ -34,6 +34,12 @@ primaries = st.one_of(
     kv_shortfall,
     st.builds(outcomes.NoKvCacheMemory, available_gib=st.one_of(st.none(), gib)),
     st.builds(outcomes.AutoFitFailed),
+    st.builds(
+        outcomes.CpuMemoryReservationExceeded,
+        used_gib=st.one_of(st.none(), gib),
+        reserved_gib=st.one_of(st.none(), gib),
+        min_gpu_memory_utilization=st.one_of(st.none(), st.floats(0.01, 1.0)),
+    ),
     st.builds(outcomes.CudaGraphCaptureOom),
     st.builds(outcomes.WeightLoadOom),
     st.builds(outcomes.ProfilingOom, dummy_requests=st.one_of(st.none(), st.integers(1, 2048))),
@@ -54,6 +60,10 @@ facts = st.builds(
     BootFacts,
     cuda_graph_estimate_gib=st.one_of(st.none(), st.floats(0, 10, allow_nan=False)),
     cuda_graph_gib=st.one_of(st.none(), st.floats(-1, 10, allow_nan=False)),
+    available_kv_cache_gib=st.one_of(st.none(), st.floats(-20, 50, allow_nan=False)),
+    cuda_graph_profiling=st.sampled_from([None, "is enabled", "will be enabled"]),
+    graph_profiling_gpu_memory_utilization=st.one_of(st.none(), st.floats(0.05, 0.99)),
+    suggested_gpu_memory_utilization=st.one_of(st.none(), st.floats(0.05, 1.0)),
     model_weights_gib=st.one_of(st.none(), gib),
 )
 diagnoses = st.builds(
@@ -146,6 +156,8 @@ def _check_relaunch(
     assert 0 < util_new <= max(policy.max_gpu_memory_utilization, util_old)
     if "lower_gpu_memory_utilization" not in r.step.split("+"):
         assert util_new >= util_old
+    if "raise_gpu_memory_utilization" in r.step.split("+"):
+        assert util_new <= policy.max_gpu_memory_utilization
     # fewer seqs in every memory relaunch where seqs is above the target
     target = (
         max(8, math.ceil(policy.max_concurrency / 8) * 8)
@@ -164,6 +176,12 @@ def _check_relaunch(
     if r.step == "restart":
         assert d.primary.kind in ("unknown", "engine_died")
         assert new == config and launched.count(config) == 1
+    elif "raise_gpu_memory_utilization" in r.step.split("+"):
+        # vLLM's own fix: more of the card, every other setting no larger
+        assert new not in launched
+        assert _util(new, d.vllm_version) > _util(config, d.vllm_version)
+        raised = config.model_copy(update={"gpu_memory_utilization": new.gpu_memory_utilization})
+        assert raised == new or _strictly_lower(raised, new, d.vllm_version)
     else:
         assert new not in launched
         assert _strictly_lower(config, new, d.vllm_version)

@@ -213,7 +213,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if result.expected_to_free_gib is not None:
             human.append(f"  frees about {result.expected_to_free_gib:g} GiB ({result.estimate})")
         human += [f"  degraded: {d.message}" for d in result.degradations]
-        data = result.model_dump(mode="json", exclude_none=True)
+        data = result.model_dump(mode="json")  # every key, always: None stays null
         data["argv"] = result.argv()
         data["env"] = result.env()
     data["diagnosis"] = diagnosis.primary.summary()

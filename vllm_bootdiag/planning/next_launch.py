@@ -34,11 +34,13 @@ from .oom_steps import graph_capture_oom, insufficient_free, no_relaunch_fits, p
 from .other_steps import config_or_access, restart
 from .policy import Policy
 from .results import Attempt, Change, GiveUp, NothingToPlan, Relaunch
+from .utilization_steps import RAISE, auto_fit_failed, cpu_reservation
 
 HANDLERS: dict[str, Handler] = {
     "kv_cache_shortfall": kv_shortfall,
     "no_kv_cache_memory": no_kv_memory,
-    "auto_fit_failed": no_relaunch_fits,
+    "auto_fit_failed": auto_fit_failed,
+    "cpu_memory_reservation_exceeded": cpu_reservation,
     "weight_load_oom": no_relaunch_fits,
     "cuda_graph_capture_oom": graph_capture_oom,
     "profiling_oom": profiling_oom,
@@ -92,7 +94,8 @@ def _vet(ctx: Ctx, step: Step, tried: set[LaunchConfig]) -> LaunchConfig | None:
         return None
     if step.name == "restart" and cfg == ctx.config:
         return cfg
-    if cfg in tried or not needs_less_memory(ctx.config, cfg, ctx.version):
+    raised = RAISE in step.name.split("+")
+    if cfg in tried or not needs_less_memory(ctx.config, cfg, ctx.version, raised):
         return None
     return cfg
 
@@ -113,6 +116,14 @@ def plan(
     policy = policy or Policy()
     if diagnosis.primary.kind == "booted":
         raise NothingToPlan("the boot succeeded: nothing to relaunch")
+    invalid = config.problems()
+    if invalid and diagnosis.primary.category != outcomes.Category.CONFIG:
+        # A relaunch of these values would fail the same way, whatever the log says.
+        return GiveUp(
+            cause="invalid_launch",
+            reason="the launch has values vLLM rejects: " + "; ".join(invalid),
+            advice=tuple(f"Fix it: {p}." for p in invalid),
+        )
     hist = tuple(history)
     if not hist or hist[-1].config != config:
         hist = (*hist, Attempt(config=config, outcome=diagnosis.primary.kind))

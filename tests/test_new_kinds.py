@@ -285,3 +285,15 @@ def test_a_json_error_in_config_validation_is_an_unreadable_model_file() -> None
     p = d.primary
     assert isinstance(p, outcomes.ModelFilesUnreadable) and p.rule_id == "MF004"
     assert p.detail == "Unterminated string starting at: line 1 column 32 (char 31)"
+
+
+def test_the_planner_does_not_restart_a_deterministic_unknown() -> None:
+    from vllm_bootdiag import planning
+    from vllm_bootdiag.launch import LaunchConfig
+
+    config = LaunchConfig(model="org/m")
+    d = classify(["ImportError: libfoo.so.3: wrong ELF class: ELFCLASS32"])
+    p = planning.plan(d, config)
+    assert isinstance(p, planning.GiveUp) and "deterministic" in p.reason
+    d = classify(["RuntimeError: something odd happened in a worker"])
+    assert not isinstance(planning.plan(d, config), planning.GiveUp)

@@ -27,6 +27,18 @@ def restart(ctx: Ctx) -> list[Step] | GiveUp:
     o = ctx.diagnosis.primary
     launches = sum(1 for a in ctx.history if a.config == ctx.config) or 1
     last = getattr(o, "last_error_line", None)
+    if not o.retry_same_config_can_succeed:
+        # An unknown whose last error is deterministic (an import, a missing symbol):
+        # the same launch runs the same code and fails the same way.
+        return GiveUp(
+            cause=o.kind,
+            reason="the last error is deterministic: a plain restart fails the same way",
+            advice=tuple(
+                x
+                for x in (f"Last error line: {last}" if last else "", ctx.diagnosis.remediation)
+                if x
+            ),
+        )
     if launches >= 2:
         advice = [f"Last error line: {last}"] if last else []
         if ctx.diagnosis.remediation:

@@ -121,13 +121,19 @@ def probes() -> Iterator[Probe]:
             yield Probe("marker", m.key, alt, alt)
     for literal, phase, _device in _data("_RAW_MARKERS", "rules.markers", "timeline"):
         yield Probe("raw_marker", phase, literal, re.escape(literal))
-    for group, phase in (
-        ("_GRAPH_FRAMES", "graph_capture"),
-        ("_WEIGHT_FRAMES", "weight_load"),
-        ("_PROFILE_FRAMES", "profiling"),
-    ):
-        for frame in _data(group, "rules.attribution", "engine.diagnose", "engine"):
-            yield Probe("oom_frame", phase, frame, frame)
+    groups = _data("FRAME_GROUPS", "rules.attribution")
+    if not groups:  # the tables before rules/attribution.py held them
+        groups = tuple(
+            (kind, _data(name, "engine.diagnose", "engine"), "")
+            for kind, name in (
+                ("cuda_graph_capture_oom", "_GRAPH_FRAMES"),
+                ("weight_load_oom", "_WEIGHT_FRAMES"),
+                ("profiling_oom", "_PROFILE_FRAMES"),
+            )
+        )
+    for kind, frames, _hint in groups:
+        for frame in frames:
+            yield Probe("oom_frame", kind, frame, frame)
 
 
 class _Rendered:

@@ -167,7 +167,8 @@ RULES: tuple[Rule, ...] = (
         outcome="broken_install",
         literal="' not found (required by ",
         patterns=(
-            r"(?P<library>[\w.+-]{1,200}\.so[\w.]{0,20}): version `(?P<symbol>[\w.@]{1,100})' not "
+            r"(?:^|[\s('\":])(?P<library>[\w./+<>-]{1,200}?\.so[\w.]{0,20}): version "
+            r"`(?P<symbol>[\w.@]{1,100})' not "
             r"found \(required by ",
         ),
         examples=(
@@ -190,7 +191,8 @@ RULES: tuple[Rule, ...] = (
         outcome="broken_install",
         literal="not found (required by ",
         patterns=(
-            r"(?P<library>[\w.+-]{1,200}\.so[\w.]{0,20}): version [`']?(?P<symbol>[\w.@]{1,100})'? "
+            r"(?:^|[\s('\":])(?P<library>[\w./+<>-]{1,200}?\.so[\w.]{0,20}): version "
+            r"[`']?(?P<symbol>[\w.@]{1,100})'? "
             r"not found \(required by ",
         ),
         examples=(

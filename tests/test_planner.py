@@ -470,7 +470,7 @@ def test_seconds_budget_counts_every_boot() -> None:
     d = classify(_log("kv_shortfall__big-gap.log"))
     hist = [Attempt(config=BASE, seconds=251.0)]
     g = _give_up(plan(d, BASE, Policy(max_boot_seconds=400), hist))
-    assert "another boot (about 251 s) would not fit" in g.reason
+    assert "another boot (about 251 s, as the last boot) would not fit" in g.reason
     assert isinstance(plan(d, BASE, Policy(max_boot_seconds=600), hist), Relaunch)
     assert isinstance(plan(d, BASE, Policy(max_boot_seconds=None), hist), Relaunch)
 
@@ -737,3 +737,16 @@ def test_cpu_reservation_raises_utilization_above_vllms_minimum() -> None:
     # A cap below what vLLM needs: never lowered, the explicit KV size instead.
     g = _give_up(plan(d, cfg, Policy(max_gpu_memory_utilization=0.1)))
     assert "--kv-cache-memory-bytes" in g.reason and "more than 0.10" in g.reason
+
+
+@pytest.mark.parametrize(
+    ("weights", "says"),
+    [(14.99, "1.5-2x lower throughput"), (68.0, "0-3% measured on a 70B"), (40.0, "between")],
+)
+def test_eager_cost_is_stated_for_the_models_size(weights: float, says: str) -> None:
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    d = d.model_copy(update={"facts": d.facts.model_copy(update={"model_weights_gib": weights})})
+    cfg = BASE.model_copy(update={"max_num_seqs": 32})
+    r = _relaunch(plan(d, cfg, Policy(max_concurrency=30, max_context_cut_before_eager=0)))
+    assert r.step == "enforce_eager"
+    assert says in r.degradations[0].message and f"{weights:g} GiB" in r.degradations[0].message

@@ -164,7 +164,10 @@ MARKERS: tuple[Marker, ...] = (
         "graph_captured",
         r"Graph capturing finished",
         "graph_captured",
-        (("cuda_graph_gib", r"took " + _N + r" GiB"),),
+        (
+            ("cuda_graph_gib", r"took " + _N + r" GiB"),
+            ("cuda_graph_seconds", r"in " + _N + " secs"),
+        ),
         "cuda",
     ),
     Marker(
@@ -275,6 +278,9 @@ class BootFacts(BaseModel):
     max_concurrency: float | None = None
     cuda_graph_estimate_gib: float | None = None
     cuda_graph_gib: float | None = None
+    cuda_graph_seconds: float | None = None
+    """How long the last `Graph capturing finished in N secs` took: the boot time fewer
+    or no graphs save."""
     cuda_graph_largest_capture: int | None = None
     """The largest batch size captured (the first `largest=N` of `Profiling CUDA graph
     memory`: the mixed prefill-decode graphs, which are the larger)."""

@@ -140,7 +140,7 @@ def plan(
         cfg = _vet(ctx, step, tried)
         if cfg is None:
             continue
-        spent = budget_spent(ctx, len(hist))
+        spent = budget_spent(ctx, len(hist), cfg)
         if spent is not None:
             advice: tuple[str, ...] = (
                 f"The next step would have been {step.name}: {step.reason}.",
@@ -167,7 +167,9 @@ def plan(
             expected_to_free_gib=step.frees_gib,
             estimate=step.estimate,
             changes=changes,
-            degradations=degradations(ctx.original, cfg, policy, version),
+            degradations=degradations(
+                ctx.original, cfg, policy, version, diagnosis.facts.model_weights_gib
+            ),
             attempt=len(hist) + 1,
         )
     reason = (

@@ -98,6 +98,7 @@ def test_unreadable_files_are_counted_not_raised(tmp_path: Path) -> None:
     _fleet(tmp_path, dying=1, booted=0, shortfall=0)
     os.symlink(tmp_path / "gone.log", tmp_path / "dangling.log")
     (tmp_path / "binary.log").write_bytes(bytes(range(256)) * 64)
+    os.mkfifo(tmp_path / "pipe.log")  # never opened: no writer would ever come
     found = mine.mine([tmp_path], workers=1)
     assert found.kinds["unreadable"] == 1
     assert found.unreadable[0][0].endswith("dangling.log")

@@ -183,6 +183,8 @@ def test_templates_render_fields_and_know_how_they_are_printed() -> None:
     assert by_text["Failed: {}"].kind == "error"
     assert defs == [("f", 1)]
     assert sources.templates("def f(:\n") == ([], [])
+    assert sources.templates("x = " + "(" * 400 + ")" * 400 + "\n") == ([], [])
+    assert sources.templates("x = " + "+".join(['"s"'] * 50_000)) == ([], [])  # too deep
 
 
 def test_a_wording_in_range_is_found_where_it_is(pair: tuple[Path, Path]) -> None:

@@ -174,8 +174,8 @@ class MineError(Exception):
 
 
 def files(roots: Iterable[str | Path], pattern: str = "*") -> Iterator[str]:
-    """Every file under `roots` matching `pattern` (a file given is taken as is),
-    but SKIPPED ones; walked lazily, in a stable order."""
+    """Every regular file under `roots` matching `pattern` (a file given is taken as
+    is), but SKIPPED ones; walked lazily, in a stable order."""
     for root in roots:
         p = Path(root)
         if p.is_file():
@@ -188,7 +188,21 @@ def files(roots: Iterable[str | Path], pattern: str = "*") -> Iterator[str]:
             for name in sorted(names):
                 if name.endswith(SKIPPED) or not fnmatch.fnmatch(name, pattern):
                     continue
-                yield os.path.join(dirpath, name)
+                path = os.path.join(dirpath, name)
+                if _special(path):
+                    continue
+                yield path
+
+
+def _special(path: str) -> bool:
+    """A FIFO, socket or device found in a folder: reading one could wait forever.
+    (A dangling link is kept: it is reported as unreadable.)"""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _batches(paths: Iterator[str], size: int) -> Iterator[list[str]]:

@@ -225,10 +225,10 @@ def templates(source: str, file: str = "<string>") -> tuple[list[Template], list
     """Every string template of one Python file, and its `def`s (nothing on a syntax error)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return [], []
-    c = _Collector(file)
-    c.visit(tree)
+        c = _Collector(file)
+        c.visit(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], []  # not Python, or nested past what a parser should follow
     out: list[Template] = list(c.messages.values())
     taken = set(c.messages)
     inner: set[int] = set()

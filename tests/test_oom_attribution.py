@@ -111,3 +111,12 @@ def test_a_frame_run_is_not_read_past_a_non_frame_line() -> None:
     assert d.primary.kind == "profiling_oom"
     assert isinstance(d.primary, outcomes.ProfilingOom)
     assert d.primary.phase_hint == "last phase: weights_loaded"
+
+
+def test_the_capacity_half_on_its_own_line_joins_the_oom_above() -> None:
+    head, tail = OOM.split(" GPU 0 has", 1)
+    d = classify([*CREATE_WEIGHTS, head, TAG + "GPU 0 has" + tail])
+    p = d.primary
+    assert isinstance(p, outcomes.WeightLoadOom) and p.rule_id == "CM001"
+    assert (p.tried_to_allocate_gib, p.gpu_index, p.total_capacity_gib) == (0.4375, 0, 23.52)
+    assert p.free_gib == round(216.75 / 1024, 6)

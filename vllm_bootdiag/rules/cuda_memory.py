@@ -345,4 +345,42 @@ RULES: tuple[Rule, ...] = (
         remediation=dict(_PHASE_REMEDIES)["weight_load_oom"],
         references=("vllm/model_executor/layers/linear.py:210 and :217 (0.11.0)",),
     ),
+    Rule(
+        id="CM011",
+        status="preview",
+        printed_by="pytorch",
+        name="torch-oom-capacity-line",
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        rank=44,
+        literal=" has a total capacity of ",
+        patterns=(
+            r"(?:^|\) )GPU (?P<gpu_index>\d+) has a total capacity of (?P<total_capacity_gib>"
+            + _SIZE
+            + r") of which (?P<free_gib>"
+            + _SIZE
+            + r") is free\.(?:.*?with (?P<private_pools_gib>"
+            + _SIZE
+            + r") allocated in private pools)?",
+        ),
+        remediations=_PHASE_REMEDIES,
+        examples=(
+            "GPU 0 has a total capacity of 23.52 GiB of which 96.75 MiB is free. Of the allocated "
+            "memory 22.89 GiB is allocated by PyTorch, and 11.40 MiB is reserved by PyTorch but "
+            "unallocated.",
+            "(EngineCore_DP0 pid=4242) GPU 1 has a total capacity of 79.19 GiB of which 6.56 MiB "
+            "is free. Process 2493055 has 79.17 GiB memory in use.",
+        ),
+        counter_examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 108.00 MiB. GPU 0 has a "
+            "total capacity of 23.52 GiB of which 96.75 MiB is free.",
+        ),
+        summary="The second half of an allocator OOM that a terminal or a paste put on its own "
+        "line: its numbers join the OOM above it.",
+        remediation=_ANY_PHASE,
+        references=(
+            "c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (the '. GPU ', "
+            "device, ' has a total capacity of ' part of the OutOfMemoryError text)",
+        ),
+    ),
 )

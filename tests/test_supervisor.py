@@ -274,9 +274,10 @@ def _cli(fake: Fake, *args: str) -> subprocess.Popen[str]:
 
 
 def _summary_line(stdout: str) -> dict[str, Any]:
-    lines = [line for line in stdout.splitlines() if line.startswith('{"kind":"run_summary"')]
+    lines = [line for line in stdout.splitlines() if '"kind": "run_summary"' in line]
     assert len(lines) == 1, stdout[-2000:]
     data: dict[str, Any] = json.loads(lines[0])
+    assert data["schema_version"] == 1
     return data
 
 

@@ -76,10 +76,9 @@ class RunSummary(BaseModel):
         return self.result == "booted"
 
     def json_line(self) -> str:
-        """One JSON line: unset fields and the per-attempt diagnoses (whole evidence) left out."""
-        return self.model_dump_json(
-            exclude={"attempts": {"__all__": {"diagnosis"}}}, exclude_none=True
-        )
+        """One JSON line, the per-attempt diagnoses (whole evidence) left out; every other
+        key is always there (null when unset), so a reader never finds one missing."""
+        return self.model_dump_json(exclude={"attempts": {"__all__": {"diagnosis"}}})
 
 
 def health_ok(port: int, timeout: float = 1.0) -> bool:

@@ -60,5 +60,11 @@ def schema(name: str) -> dict[str, Any]:
     if name == "run":
         from .. import RunSummary
 
-        return {**base, **_versioned(RunSummary.model_json_schema(mode="serialization"))}
+        run = _versioned(RunSummary.model_json_schema(mode="serialization"))
+        attempt = run.get("$defs", {}).get("AttemptSummary", {})
+        # RunSummary.json_line leaves each attempt's whole diagnosis out
+        attempt.get("properties", {}).pop("diagnosis", None)
+        if "required" in attempt:
+            attempt["required"] = [k for k in attempt["required"] if k != "diagnosis"]
+        return {**base, **run}
     raise ValueError(f"no schema {name!r}; one of: {', '.join(SCHEMAS)}")

@@ -23,6 +23,7 @@ from ..launch import LaunchConfig, LaunchConfigError
 from ..logtail import LogReadError
 from ..planning import GiveUp, NothingToPlan, Policy, PolicyError, plan
 from ..supervisor import LaunchError, RunSummary, Supervisor
+from .documents import document
 
 
 class _InputError(Exception):
@@ -222,7 +223,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _print(as_json: bool, data: dict[str, Any], human: str) -> None:
-    print(json.dumps(data) if as_json else human)
+    print(json.dumps(document("plan", data)) if as_json else human)
 
 
 # --- run ---------------------------------------------------------------------------
@@ -298,13 +299,14 @@ def _report(summary: RunSummary, as_json: bool, summary_file: str | None) -> Non
             line += "".join(f"\n  - {a}" for a in summary.give_up.advice)
         line += "".join(f"\nvllm-bootdiag: degraded: {d.message}" for d in summary.degradations)
         print(line, file=sys.stderr, flush=True)
+    doc = json.dumps(document("run", json.loads(summary.json_line())))
     if summary_file is not None and summary_file != "-":
         try:
-            Path(summary_file).write_text(summary.json_line() + "\n", encoding="utf-8")
+            Path(summary_file).write_text(doc + "\n", encoding="utf-8")
         except OSError as e:
             print(f"vllm-bootdiag: cannot write {summary_file}: {e}", file=sys.stderr)
         return
-    print(summary.json_line(), flush=True)
+    print(doc, flush=True)
 
 
 # --- standalone ----------------------------------------------------------------------

@@ -1,0 +1,80 @@
+"""The --json documents: each carries `schema_version`, its keys are those its JSON Schema
+names, and they never come and go with the input (null, not missing)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vllm_bootdiag.cli.documents import SCHEMA_VERSION, SCHEMAS
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+LOGS = sorted(CORPUS.glob("*/*.log"))
+KV_LOG = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
+
+
+def run(*args: str) -> Any:
+    r = subprocess.run([sys.executable, "-m", "vllm_bootdiag", *args],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_schema_command_prints_a_json_schema(name: str) -> None:
+    schema = run("schema", name)
+    assert schema["$schema"].startswith("https://json-schema.org/")
+    branches = schema.get("oneOf", [schema])
+    for b in branches:
+        assert b["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+        assert b["required"] == list(b["properties"])
+
+
+def test_unknown_schema_is_a_usage_error() -> None:
+    r = subprocess.run([sys.executable, "-m", "vllm_bootdiag", "schema", "bogus"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_diagnosis_keys_are_the_schema_for_every_kind(tmp_path: Path) -> None:
+    """One log of each kind, plus input that is no vLLM output: the same top-level keys."""
+    keys = set(run("schema", "diagnosis")["properties"])
+    by_kind: dict[str, Path] = {}
+    for log in LOGS:
+        by_kind.setdefault(log.name.split("__")[0], log)
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    for log in [*by_kind.values(), empty]:
+        doc = run("classify", str(log), "--json")
+        assert set(doc) == keys, log.name
+        assert doc["schema_version"] == SCHEMA_VERSION
+
+
+def test_plan_document_matches_its_branch() -> None:
+    schema = run("schema", "plan")
+    doc = run("plan", str(KV_LOG), "--json", "--max-concurrency", "8")
+    branch = next(b for b in schema["oneOf"] if b["properties"]["kind"].get("const") == doc["kind"]
+                  or doc["kind"] in str(b["properties"]["kind"]))  # fmt: skip
+    assert set(doc) == set(branch["properties"])
+
+
+def test_run_summary_line_has_every_key() -> None:
+    from vllm_bootdiag import RunSummary
+
+    schema = run("schema", "run")
+    line = json.loads(RunSummary(result="gave_up").json_line())
+    assert set(line) | {"schema_version"} == set(schema["properties"])
+    assert line["give_up"] is None and line["signal"] is None  # null, not missing
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("rules",), ("rules", "KV004"), ("timeline", str(KV_LOG)), ("redact", str(KV_LOG))],
+)
+def test_other_documents_are_versioned(args: tuple[str, ...]) -> None:
+    assert run(*args, "--json")["schema_version"] == SCHEMA_VERSION

@@ -90,7 +90,7 @@ def test_a_reader_that_goes_away_does_not_orphan_the_server(tmp_path: Path) -> N
         tree = _descendants(sup.pid)
         with os.fdopen(r, "rb") as reader:
             first = reader.readline()  # `| head -1`: one line, then the reader is gone
-        assert first.startswith(b'{"kind":"run_summary"')
+        assert first.startswith(b'{"schema_version": 1, "kind": "run_summary"')
         # Nothing more is written while it serves; a stop now must still clean up.
         sup.send_signal(signal.SIGTERM)
         assert sup.wait(timeout=30) == 128 + signal.SIGTERM

@@ -93,6 +93,33 @@ def bench_corpus(root: Path) -> None:
     )
 
 
+def bench_big_input(log: Path) -> None:
+    """classify(list) and classify(str) of a huge log cost what its tail costs: the input
+    is cut before any work. Printed as ratios to the 400-line tail, in one run."""
+    tail = _tail_of(log)
+    big = tail * 2500  # 1M lines
+    text, big_text = "\n".join(tail), "\n".join(big)
+    base_l, _ = _best_of(lambda: classify(tail), 20)
+    big_l, _ = _best_of(lambda: classify(big), 5)
+    base_s, _ = _best_of(lambda: classify(text), 20)
+    big_s, _ = _best_of(lambda: classify(big_text), 5)
+    print(
+        f"classify of {len(big):,} lines vs 400: list {big_l / base_l:.1f}x, "
+        f"str ({len(big_text) / 2**20:.0f} MiB) {big_s / base_s:.1f}x the tail's cost"
+    )
+
+
+def bench_adversarial() -> None:
+    """The slowest 16 KB adversarial line (tests/test_rule_linear.py's runs) through
+    classify, as a ratio to a plain 400-line tail: linear patterns keep it near 1."""
+    runs = ["█" * 16384, " " * 16384, "9" * 16384, "(" * 16384, "`" * 16384]
+    lines = [f"(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] {r}" for r in runs]
+    lines += [f"(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] {r}" for r in runs]
+    worst, _ = _best_of(lambda: classify(lines), 5)
+    base, _ = _best_of(lambda: classify(_tail_of(DEFAULT_LOG)), 20)
+    print(f"classify 10 adversarial 16 KB lines: {worst / base:.1f}x a 400-line corpus tail")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--log", type=Path, default=DEFAULT_LOG)
@@ -101,6 +128,8 @@ def main() -> None:
     bench_tail(args.log, args.gib)
     bench_classify(args.log)
     bench_corpus(ROOT / "corpus")
+    bench_big_input(args.log)
+    bench_adversarial()
 
 
 if __name__ == "__main__":

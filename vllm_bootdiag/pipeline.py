@@ -24,6 +24,11 @@ from .text.recognize import is_vllm_output
 from .text.triage import Tail
 
 
+COUNT_LIMIT_CHARS = 8 * 2**20
+"""Lines before the tail are counted (for file line numbers in evidence) only in text
+up to this long: past it, counting would cost more than classifying."""
+
+
 def _cut_text(text: str, lines: int) -> tuple[str, int]:
     """The last `lines` lines of `text` (found from the end) and the 1-based number
     of the first one kept."""
@@ -33,6 +38,8 @@ def _cut_text(text: str, lines: int) -> tuple[str, int]:
         cut = text.rfind("\n", 0, cut)
         if cut < 0:
             return text, 1
+    if cut > COUNT_LIMIT_CHARS:
+        return text[cut + 1 :], 1  # numbered within the tail, as the file reader does
     return text[cut + 1 :], text.count("\n", 0, cut + 1) + 1
 
 

@@ -23,7 +23,6 @@ from .text.normalize import normalize
 from .text.recognize import is_vllm_output
 from .text.triage import Tail
 
-
 COUNT_LIMIT_CHARS = 8 * 2**20
 """Lines before the tail are counted (for file line numbers in evidence) only in text
 up to this long: past it, counting would cost more than classifying."""

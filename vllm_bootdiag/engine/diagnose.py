@@ -170,9 +170,10 @@ def _outcome(
     if hit.rule.attribution == "cuda_oom_phase":
         kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
         fields["phase_hint"] = phase_hint
-    if kind == "invalid_argument" and "message" not in fields:
+    cls = outcomes.OUTCOME_TYPES[kind]
+    if cls.READS_BELOW == "pydantic_errors" and "message" not in fields:
         fields.update(_validation_details(tail, hit.index))
-    for name, fact in outcomes.OUTCOME_TYPES[kind].CONTEXT:
+    for name, fact in cls.CONTEXT:
         fields.setdefault(name, getattr(facts, fact))
     allowed = outcomes.field_names(kind)
     fields = {k: v for k, v in fields.items() if k in allowed}

@@ -93,6 +93,10 @@ class _Outcome(BaseModel):
     """(outcome field, `BootFacts` field) pairs: the boot's fact fills the field when
     the rule's line lacks it (a model name printed at the start, the port bound)."""
 
+    READS_BELOW: ClassVar[Literal["pydantic_errors"] | None] = None
+    """Where the lines under the rule's line hold this kind's details: `pydantic_errors`
+    (the field and message pydantic prints under `N validation error for X`)."""
+
     if TYPE_CHECKING:
         kind: str
 

@@ -27,6 +27,7 @@ class MaxModelLenExceedsModel(_Config):
 class InvalidArgument(_Config):
     """A flag or config value vLLM rejected before loading anything."""
 
+    READS_BELOW = "pydantic_errors"
     kind: Literal["invalid_argument"] = "invalid_argument"
     argument: str | None = None
     """The flag or config field, as vLLM named it."""

@@ -254,16 +254,23 @@ def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
     """The primary with numbers it lacks taken from other matches of its kind.
 
     One failure is often printed several ways: vLLM's weight-load wrapper and
-    torch's OOM text, the sampler warm-up message and the OOM under it.
+    torch's OOM text, the sampler warm-up message and the OOM under it. A
+    `device_oom` (no phase told) is a part of any OOM: the allocator text split
+    over two lines, whose second half has no frames of its own.
     """
     update: dict[str, Any] = {}
     evidence = list(primary.evidence)
+    kind = getattr(primary, "kind", None)
     for other in found:
-        if other is primary or getattr(other, "kind", None) != getattr(primary, "kind", None):
+        other_kind = getattr(other, "kind", None)
+        if other is primary or (
+            other_kind != kind
+            and not (other_kind == "device_oom" and kind in outcomes.CUDA_OOM_KINDS)
+        ):
             continue
         for name in outcomes.field_names(getattr(primary, "kind", "unknown")):
             if getattr(primary, name) in (None, ()) and name not in update:
-                value = getattr(other, name)
+                value = getattr(other, name, None)
                 if value not in (None, ()):
                     update[name] = value
         evidence.extend(e for e in other.evidence[:1] if e not in evidence)

@@ -14,7 +14,7 @@ from vllm_bootdiag.rules import (
     cuda_memory,
     distributed,
     environment,
-    host_memory,
+    free_memory,
     install,
     kv_cache,
     lifecycle,
@@ -28,7 +28,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 FAMILIES = {
     "KV": kv_cache,
     "CM": cuda_memory,
-    "HM": host_memory,
+    "HM": free_memory,
     "CF": config,
     "AC": model_access,
     "EN": environment,

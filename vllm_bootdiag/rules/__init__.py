@@ -16,7 +16,7 @@ from . import (
     cuda_memory,
     distributed,
     environment,
-    host_memory,
+    free_memory,
     install,
     kv_cache,
     lifecycle,
@@ -30,7 +30,7 @@ from .schema import Rule
 RULES: tuple[Rule, ...] = (
     *kv_cache.RULES,
     *cuda_memory.RULES,
-    *host_memory.RULES,
+    *free_memory.RULES,
     *config.RULES,
     *model_access.RULES,
     *environment.RULES,

@@ -540,6 +540,8 @@ def test_plan_command_prints_argv_and_env(capsys: pytest.CaptureFixture[str]) ->
     )
     assert code == 0
     assert "relaunch (lower_max_num_seqs+lower_max_model_len)" in out
+    assert max(map(len, out.splitlines())) <= 80
+    out = out.replace(" \\\n" + " " * 8, " ")  # the argv's shell continuations, joined
     assert f"argv: vllm serve {BASE.model} --max-model-len 123904 --max-num-seqs 32" in out
     assert "MAX_NUM_SEQS=32" in out
 

@@ -23,6 +23,7 @@ from ..launch import LaunchConfig, LaunchConfigError
 from ..logtail import LogReadError
 from ..planning import GiveUp, NothingToPlan, Policy, PolicyError, plan
 from ..supervisor import LaunchError, RunSummary, Supervisor
+from . import render
 from .documents import document
 
 
@@ -53,6 +54,7 @@ def _policy_args(sp: argparse.ArgumentParser) -> None:
         help="the highest gpu_memory_utilization a step may raise to (default: 0.95)",
     )
     sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.add_argument("--wide", action="store_true", help="print whole lines, not 80 columns")
 
 
 def _policy(args: argparse.Namespace, env: Mapping[str, str], **more: Any) -> Policy:
@@ -208,8 +210,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         human = [
             f"relaunch ({result.step}): {result.reason}",
-            f"  argv: {shlex.join(result.argv())}",
-            "  env:  " + " ".join(f"{k}={shlex.quote(v)}" for k, v in result.env().items()),
+            render.shell("  argv: ", result.argv(), args.wide),
+            render.shell(
+                "  env:  ",
+                [f"{k}={shlex.quote(v)}" for k, v in result.env().items()],
+                args.wide,
+                quoted=True,
+            ),
         ]
         if result.expected_to_free_gib is not None:
             human.append(f"  frees about {result.expected_to_free_gib:g} GiB ({result.estimate})")
@@ -218,7 +225,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         data["argv"] = result.argv()
         data["env"] = result.env()
     data["diagnosis"] = diagnosis.primary.summary()
-    _print(args.json, data, f"{diagnosis.primary.summary()}\n" + "\n".join(human))
+    text = f"{diagnosis.primary.summary()}\n" + "\n".join(human)
+    _print(args.json, data, render.wrap(text, args.wide))
     return 0
 
 

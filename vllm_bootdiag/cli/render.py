@@ -80,3 +80,25 @@ def diagnosis(d: Diagnosis, wide: bool) -> str:
     if d.remediation:
         lines.append(wrap(f"next: {d.remediation}", wide))
     return "\n".join(lines)
+
+
+def shell(prefix: str, words: list[str], wide: bool, *, quoted: bool = False) -> str:
+    """A command a person pastes into a shell, in WIDTH columns: quoted words, broken only
+    between words with a ` \\` continuation, so the wrapped lines still paste as one command."""
+    import shlex
+
+    if not quoted:
+        words = [shlex.quote(w) for w in words]
+    if wide:
+        return prefix + " ".join(words)
+    indent = " " * len(prefix)
+    lines: list[str] = []
+    line = prefix
+    for word in words:
+        if line.strip() and len(line) + 1 + len(word) + 2 > WIDTH:
+            lines.append(line + " \\")
+            line = indent + word
+        else:
+            line = line + word if line == prefix else line + " " + word
+    lines.append(line)
+    return "\n".join(lines)

@@ -100,7 +100,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="MF004",
-        status="preview",
         printed_by="python",
         name="model-file-json-in-config-validation",
         vllm=">=0.11",

@@ -71,7 +71,7 @@ def test_small_gap_fewer_seqs_is_combined_with_a_small_cut_not_eager() -> None:
     # The 0.8 GiB gap is over the 0.6 GiB counted for fewer seqs; vLLM's estimate is a 5%
     # cut, within the policy's 10% preferred over eager: both in one relaunch.
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30, max_gpu_memory_utilization=0.92)))
     assert r.step == "lower_max_num_seqs+lower_max_model_len"
     assert r.config.max_num_seqs == 32 and r.config.enforce_eager is None
     assert r.config.max_model_len == 123904  # 124518 rounded down to a multiple of 1024
@@ -81,13 +81,15 @@ def test_small_gap_fewer_seqs_is_combined_with_a_small_cut_not_eager() -> None:
 
 def test_small_gap_without_known_concurrency_still_lowers_seqs_to_the_fallback() -> None:
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, BASE, Policy()))
+    r = _relaunch(plan(d, BASE, Policy(max_gpu_memory_utilization=0.92)))
     assert r.config.max_num_seqs == 64  # FALLBACK_MAX_NUM_SEQS
     assert r.config.enforce_eager is None
     assert "set MAX_CONCURRENCY" in r.reason
     assert [g.kind for g in r.degradations] == ["shorter_context", "lower_concurrency"]
     # A cut above the policy's preference: eager (it covers the gap) comes first, seqs too.
-    r2 = _relaunch(plan(d, BASE, Policy(max_context_cut_before_eager=0.01)))
+    r2 = _relaunch(
+        plan(d, BASE, Policy(max_context_cut_before_eager=0.01, max_gpu_memory_utilization=0.92))
+    )
     assert r2.step == "lower_max_num_seqs+enforce_eager"
     assert r2.config.enforce_eager is True and r2.config.max_num_seqs == 64
     assert r2.expected_to_free_gib == 1.2
@@ -96,7 +98,11 @@ def test_small_gap_without_known_concurrency_still_lowers_seqs_to_the_fallback()
 
 def test_small_gap_without_eager_lowers_context_to_vllm_estimate_rounded() -> None:
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, BASE, Policy(allow_eager=False, max_concurrency=256)))
+    r = _relaunch(
+        plan(
+            d, BASE, Policy(allow_eager=False, max_concurrency=256, max_gpu_memory_utilization=0.92)
+        )
+    )
     assert r.step == "lower_max_model_len"
     assert r.config.max_model_len == 123904  # 124518 rounded down to a multiple of 1024
     assert [g.kind for g in r.degradations] == ["shorter_context"]
@@ -113,7 +119,9 @@ def test_second_shortfall_after_lower_seqs_prefers_a_tiny_cut_to_eager() -> None
         ),
     ]
     d = classify(_log("kv_shortfall__tiny-gap-after-seqs.log"))
-    r = _relaunch(plan(d, second, Policy(max_concurrency=30), history))
+    r = _relaunch(
+        plan(d, second, Policy(max_concurrency=30, max_gpu_memory_utilization=0.92), history)
+    )
     # a 0.6% cut (130252 of vLLM's estimate) costs less than eager's throughput
     assert r.step == "lower_max_model_len"
     assert r.config.max_num_seqs == 32 and r.config.enforce_eager is None
@@ -121,7 +129,14 @@ def test_second_shortfall_after_lower_seqs_prefers_a_tiny_cut_to_eager() -> None
     assert r.attempt == 3
     assert [g.kind for g in r.degradations] == ["shorter_context"]
     r2 = _relaunch(
-        plan(d, second, Policy(max_concurrency=30, max_context_cut_before_eager=0), history)
+        plan(
+            d,
+            second,
+            Policy(
+                max_concurrency=30, max_context_cut_before_eager=0, max_gpu_memory_utilization=0.92
+            ),
+            history,
+        )
     )
     assert r2.step == "enforce_eager" and r2.config.enforce_eager is True
 
@@ -185,7 +200,7 @@ def test_negative_available_without_eager_gives_up_with_advice() -> None:
 def test_fixed_kv_bytes_means_graph_steps_free_nothing_for_kv() -> None:
     cfg = BASE.model_copy(update={"kv_cache_memory_bytes": 16 * 2**30})
     d = classify(_log("kv_shortfall__small-gap.log"))
-    r = _relaunch(plan(d, cfg, Policy(max_concurrency=30)))
+    r = _relaunch(plan(d, cfg, Policy(max_concurrency=30, max_gpu_memory_utilization=0.92)))
     assert r.step == "lower_max_num_seqs+lower_max_model_len"
     assert "no CUDA-graph memory reserved" not in r.estimate
 
@@ -536,7 +551,12 @@ def _plan_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str,
 
 def test_plan_command_prints_argv_and_env(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _plan_cli(
-        capsys, str(LOGS / "kv_shortfall__small-gap.log"), "--max-concurrency", "30"
+        capsys,
+        str(LOGS / "kv_shortfall__small-gap.log"),
+        "--max-concurrency",
+        "30",
+        "--max-gpu-memory-utilization",
+        "0.92",
     )
     assert code == 0
     assert "relaunch (lower_max_num_seqs+lower_max_model_len)" in out
@@ -749,6 +769,26 @@ def test_eager_cost_is_stated_for_the_models_size(weights: float, says: str) -> 
     d = classify(_log("kv_shortfall__small-gap.log"))
     d = d.model_copy(update={"facts": d.facts.model_copy(update={"model_weights_gib": weights})})
     cfg = BASE.model_copy(update={"max_num_seqs": 32})
-    r = _relaunch(plan(d, cfg, Policy(max_concurrency=30, max_context_cut_before_eager=0)))
+    r = _relaunch(
+        plan(
+            d,
+            cfg,
+            Policy(
+                max_concurrency=30, max_context_cut_before_eager=0, max_gpu_memory_utilization=0.92
+            ),
+        )
+    )
     assert r.step == "enforce_eager"
     assert says in r.degradations[0].message and f"{weights:g} GiB" in r.degradations[0].message
+
+
+def test_a_small_gap_takes_more_of_the_card_first_where_the_cap_allows() -> None:
+    # The log's graph line: 0.92 asked, 0.9557 named (1.2 GiB of graphs): a 33.6 GiB card.
+    # 0.92 -> 0.95 (the cap) adds ~1.0 GiB, over the 0.8 gap: context and graphs kept.
+    d = classify(_log("kv_shortfall__small-gap.log"))
+    assert d.facts.suggested_gpu_memory_utilization == 0.9557
+    r = _relaunch(plan(d, BASE, Policy(max_concurrency=30)))
+    assert r.step == "lower_max_num_seqs+raise_gpu_memory_utilization"
+    assert r.config.gpu_memory_utilization == 0.95 and r.config.max_model_len == 131072
+    assert r.expected_to_free_gib == pytest.approx(1.0, abs=0.05)
+    assert r.degradations == ()

@@ -121,7 +121,9 @@ def test_relaunch_order_seqs_and_eager_then_context_then_booted(
         ],
     )
     # No context cut preferred over eager: fewer seqs goes with eager, then a cut.
-    policy = Policy(max_concurrency=30, max_context_cut_before_eager=0)
+    policy = Policy(
+        max_concurrency=30, max_context_cut_before_eager=0, max_gpu_memory_utilization=0.92
+    )
     summary, sup = _run(fake, fake.argv("--max-model-len", "131072"), policy)
     try:
         assert summary.result == "booted" and summary.health_confirmed
@@ -173,7 +175,12 @@ def test_context_lowered_twice_from_each_new_estimate(tmp_path: Path, fake_env: 
 
 def test_budget_in_attempts_is_never_exceeded(tmp_path: Path, fake_env: None) -> None:
     fake = Fake(tmp_path, [{"log": "kv_shortfall__small-gap.log", "exit": 1}])
-    policy = Policy(max_concurrency=30, max_attempts=2, max_context_cut_before_eager=0)
+    policy = Policy(
+        max_concurrency=30,
+        max_attempts=2,
+        max_context_cut_before_eager=0,
+        max_gpu_memory_utilization=0.92,
+    )
     summary, _ = _run(fake, fake.argv(), policy)
     assert summary.result == "gave_up"
     assert summary.give_up is not None and summary.give_up.cause == "budget"
@@ -294,7 +301,7 @@ def test_cli_run_relaunches_until_booted_and_prints_one_summary(tmp_path: Path) 
     assert proc.returncode == 0, err
     summary = _summary_line(out)
     assert summary["result"] == "booted"
-    step = "lower_max_num_seqs+lower_max_model_len"
+    step = "lower_max_num_seqs+raise_gpu_memory_utilization"  # the cap allows 0.92 -> 0.95
     assert [a.get("step") for a in summary["attempts"]] == [None, step]
     assert "To serve at least one request" in err  # the child's output is echoed, on stderr
     assert f"relaunching ({step})" in err

@@ -70,7 +70,7 @@ def test_a_script_is_relaunched_through_its_environment_only(tmp_path: Path) -> 
     script.write_text(
         "#!/bin/sh\n"
         'exec vllm serve "$1" --port "$PORT" ${MAX_NUM_SEQS:+--max-num-seqs "$MAX_NUM_SEQS"}'
-        ' ${MAX_MODEL_LEN:+--max-model-len "$MAX_MODEL_LEN"}\n'
+        ' ${GPU_MEMORY_UTILIZATION:+--gpu-memory-utilization "$GPU_MEMORY_UTILIZATION"}\n'
     )
     script.chmod(0o755)
     fake.env["PORT"] = str(fake.port)
@@ -85,4 +85,4 @@ def test_a_script_is_relaunched_through_its_environment_only(tmp_path: Path) -> 
     first, second = fake.launches()
     assert first == ["serve", MODEL, "--port", str(fake.port)]
     assert second[second.index("--max-num-seqs") + 1] == "32"
-    assert "--max-model-len" in second
+    assert second[second.index("--gpu-memory-utilization") + 1] == "0.95"

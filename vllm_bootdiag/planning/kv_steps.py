@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import outcomes
+from .card import card_gib, raise_step
 from .context import Ctx, Step, give_up_memory, round_len, update
 from .memory import (
     AUTO_MAX_MODEL_LEN_SINCE,
@@ -19,6 +20,7 @@ from .memory import (
     MIN_BATCHED_TOKENS,
     at_least,
     effective_capture_max,
+    effective_gpu_memory_utilization,
     effective_max_num_seqs,
     len_key,
     seqs_for,
@@ -168,6 +170,9 @@ def kv_shortfall(ctx: Ctx) -> list[Step] | GiveUp:
         s1 = lower_seqs_step(ctx, gap, f"frees enough for the {gap:g} GiB gap")
         if s1:
             steps.append(s1)
+        more = _more_of_the_card(ctx, gap)
+        if more:
+            steps.append(more)
         eager = eager_step(ctx, gap)
     fit, source = _fitting_len(o, length, avail)
     block = cfg.block_size or DEFAULT_BLOCK_SIZE
@@ -239,6 +244,29 @@ def kv_shortfall(ctx: Ctx) -> list[Step] | GiveUp:
         if fit is not None:
             reason += f"; about {fit} tokens fit, below the accepted {floor}"
     return give_up_memory(ctx, reason)
+
+
+def _more_of_the_card(ctx: Ctx, gap: float) -> Step | None:
+    """vLLM's own fix ("Try increasing `gpu_memory_utilization`"), where the asked value
+    is under the policy's cap and the card's size (from the graph-profiling line) says
+    the rise covers the gap; up to the value that line names, if that covers it."""
+    current = effective_gpu_memory_utilization(ctx.config, ctx.version)
+    cap = ctx.policy.max_gpu_memory_utilization
+    total = card_gib(ctx)
+    if total is None or current >= cap:
+        return None
+    named = ctx.diagnosis.facts.suggested_gpu_memory_utilization
+    for target in sorted({t for t in (named, cap) if t is not None and current < t <= cap}):
+        frees = round((target - current) * total, 3)
+        if frees >= gap:
+            return raise_step(
+                ctx,
+                target,
+                f"{frees:g} GiB more of the {total:.1f} GiB card covers the {gap:g} GiB gap",
+                frees,
+                "from the log: the card's size from the graph-profiling line",
+            )
+    return None
 
 
 def _fitting_len(

@@ -19,6 +19,7 @@ from .. import outcomes, versions
 from ..diagnosis import Diagnosis
 from ..launch import LaunchConfig
 from .budget import budget_spent
+from .card import RAISE
 from .context import Ctx, Handler, Step, give_up_memory, memory_advice, update
 from .degradations import degradations
 from .kv_steps import (
@@ -34,7 +35,7 @@ from .oom_steps import graph_capture_oom, insufficient_free, no_relaunch_fits, p
 from .other_steps import config_or_access, restart
 from .policy import Policy
 from .results import Attempt, Change, GiveUp, NothingToPlan, Relaunch
-from .utilization_steps import RAISE, auto_fit_failed, cpu_reservation
+from .utilization_steps import auto_fit_failed, cpu_reservation
 
 HANDLERS: dict[str, Handler] = {
     "kv_cache_shortfall": kv_shortfall,

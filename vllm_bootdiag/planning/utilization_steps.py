@@ -13,37 +13,11 @@ from __future__ import annotations
 import math
 
 from .. import outcomes
-from .context import Ctx, Step, give_up_memory, memory_advice, update
+from .card import ONE_TOKEN_GIB, card_gib, raise_step
+from .context import Ctx, Step, give_up_memory, memory_advice
 from .kv_steps import eager_step, lower_seqs_step
 from .memory import effective_gpu_memory_utilization
 from .results import GiveUp
-
-RAISE = "raise_gpu_memory_utilization"
-ONE_TOKEN_GIB = 0.01
-"""What `not enough ... to serve even a single token` needs at the least: one block."""
-
-
-def card_gib(ctx: Ctx) -> float | None:
-    """The card's memory, from the graph-profiling line: the utilization it suggests is
-    the asked one plus estimate / total (gpu_worker.py), so total = estimate / delta."""
-    f = ctx.diagnosis.facts
-    figure = f.cuda_graph_estimate_gib or f.cuda_graph_gib
-    now, suggested = f.graph_profiling_gpu_memory_utilization, f.suggested_gpu_memory_utilization
-    if not figure or now is None or suggested is None or not now < suggested < 1.0:
-        return None
-    return figure / (suggested - now + 0.00005)  # the delta is rounded to 4 places: err low
-
-
-def _raise_step(ctx: Ctx, target: float, why: str, frees: float | None, basis: str) -> Step:
-    current = effective_gpu_memory_utilization(ctx.config, ctx.version)
-    return Step(
-        RAISE,
-        update(ctx.config, gpu_memory_utilization=target),
-        f"{why}: gpu_memory_utilization {current:g} -> {target:g} (the policy's cap is "
-        f"{ctx.policy.max_gpu_memory_utilization:g})",
-        frees,
-        basis,
-    )
 
 
 def auto_fit_failed(ctx: Ctx) -> list[Step] | GiveUp:
@@ -76,7 +50,7 @@ def auto_fit_failed(ctx: Ctx) -> list[Step] | GiveUp:
         frees = round((cap - current) * total, 3) if total else None
         if deficit is not None and frees is not None and frees >= deficit:
             steps.append(
-                _raise_step(
+                raise_step(
                     ctx,
                     cap,
                     "vLLM's own fix for auto-fit is more gpu_memory_utilization",
@@ -125,7 +99,7 @@ def cpu_reservation(ctx: Ctx) -> list[Step] | GiveUp:
         if target > max(floor, current):
             node = o.reserved_gib / current if o.reserved_gib and current else None
             return [
-                _raise_step(
+                raise_step(
                     ctx,
                     target,
                     f"the worker already fills its reservation; vLLM asks for more than "

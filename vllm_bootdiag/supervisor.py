@@ -212,6 +212,8 @@ class Supervisor:
                 return 128 + self._stop_signal
             time.sleep(0.1)
         self.stop()  # the group may outlive its leader
+        if self._stop_signal is not None:  # the child exited on the stop we forwarded
+            return 128 + self._stop_signal
         code = proc.returncode
         return 128 - code if code < 0 else code
 

@@ -11,6 +11,8 @@ from vllm_bootdiag.rules import BY_ID, RULES, default_rules
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 TOLERANT = [r for r in RULES if r.tier == "tolerant"]
+OTHER_LINE = {"CF101": "pydantic's `Value error, ...` line; CF004 reads its header line"}
+"""Tolerant rules that stand in for an exact one printed on another line of one error."""
 
 
 def test_there_is_a_tolerant_tier() -> None:
@@ -23,6 +25,8 @@ def test_a_tolerant_rule_reads_every_example_of_the_exact_rules_it_covers(rule) 
     for sibling_id in rule.covers:
         sibling = BY_ID[sibling_id]
         assert sibling.tier == "exact" and sibling.outcome == rule.outcome
+        if rule.id in OTHER_LINE:
+            continue
         for ex in sibling.examples:
             assert rule.match(ex) is not None, (sibling_id, ex[:80])
 

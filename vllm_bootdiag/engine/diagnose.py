@@ -308,6 +308,29 @@ _SAME_AGAIN = (
 )
 
 
+_PROGRESS_RULES = {"api_server": ("LC005", "LC007"), "available_kv": ("KV104",)}
+"""Rules that read INFO lines (timeline markers, by key): the server-start lines say
+the boot is up (unless a failure follows); a KV budget of zero or less says why the
+engine fails right after it (vLLM raises no-KV-memory on it). Every other rule reads
+failure lines only."""
+_KV_KINDS = ("no_kv_cache_memory", "kv_cache_shortfall", "auto_fit_failed")
+
+
+def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
+    """`found` plus the matches of the rules that read progress lines. The KV budget
+    stands in only where no KV message of its own was matched (it may be cut off)."""
+    kv_read = any(h.rule.outcome in _KV_KINDS for h in found)
+    extra: list[Hit] = []
+    for i, key, message, _ts in tail.markers:
+        for rule_id in _PROGRESS_RULES.get(key, ()):
+            rule = rules.get(rule_id)
+            groups = rule.match(message) if rule is not None else None
+            if rule is None or groups is None or (kv_read and rule.outcome in _KV_KINDS):
+                continue
+            extra.append(Hit(i, rule, tuple(sorted(groups.items()))))
+    return sorted(found + extra, key=lambda h: h.index) if extra else found
+
+
 def diagnose(
     tail: Tail,
     hint: str | None,
@@ -323,6 +346,7 @@ def diagnose(
     out_of_range = False
     if version is not None:
         found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules, version)
+    found_hits = _with_progress(tail, found_hits, rules.for_version(version))
     phases = timeline.phase_lines(tail)
     tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}

@@ -250,4 +250,63 @@ RULES: tuple[Rule, ...] = (
         remediation="Use one of the values listed (auto, fp8, ...) for --kv-cache-dtype.",
         references=("vllm/config/cache.py:472 CacheConfig._validate_cache_dtype (0.33.0)",),
     ),
+    Rule(
+        id="CF020",
+        status="preview",
+        name="model-given-as-option",
+        vllm=">=0.8.5,<0.12",
+        printed_by="vllm",
+        outcome="invalid_argument",
+        literal="you should provide the model as a positional argument",
+        patterns=(
+            # backticks optional: a rendered page drops them
+            r"ValueError: (?P<message>With `?vllm serve`?, you should provide the model as a "
+            r"positional argument or in a config file instead of via the `?(?P<argument>--model)`? "
+            r"option)",
+        ),
+        examples=(
+            "ValueError: With `vllm serve`, you should provide the model as a positional "
+            "argument or in a config file instead of via the `--model` option.",
+        ),
+        counter_examples=(
+            # 0.12+ only warns and moves the model to the front
+            "WARNING 11-29 16:00:11 [argparse_utils.py:292] With `vllm serve`, you should provide "
+            "the model as a positional argument or in a config file instead of via the "
+            "`--model` option. The `--model` option will be removed in a future version.",
+        ),
+        summary="`vllm serve --model M` was refused: up to 0.11 the model is positional.",
+        remediation="Launch `vllm serve MODEL ...` (the model first, without --model).",
+        references=(
+            "vllm/utils.py:1343 (0.8.5)",
+            "vllm/utils/__init__.py:1861 (0.11.0)",
+            "vllm/utils/argparse_utils.py:195 (0.12.0: a warning)",
+        ),
+    ),
+    # --- tolerant tier ---------------------------------------------------------------
+    Rule(
+        id="CF101",
+        name="pydantic-value-error-alone",
+        tier="tolerant",
+        covers=("CF004",),
+        printed_by="pydantic",
+        outcome="invalid_argument",
+        literal="Value error, ",
+        patterns=(
+            r"^\s*(?:\(\w[^)]*\) )?Value error, (?P<message>\S.*?)"
+            r"(?: \[type=value_error[^\]]*\])?\s*$",
+        ),
+        examples=(
+            "  Value error, Invalid value for --max-num-seqs: must be positive [type=value_error, "
+            "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+            "Value error, The model's max seq len is not divisible by the block size",
+        ),
+        counter_examples=(
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+            "ValueError: Value error in the kernel",
+        ),
+        summary="A config value vLLM rejected: pydantic's `Value error, ...` line without "
+        "its `validation error for ...` header (a worker's last lines, a pasted line).",
+        remediation="Fix the setting named in the message; relaunching unchanged cannot help.",
+        references=("pydantic_core: ValidationError line format `Value error, {msg}`",),
+    ),
 )

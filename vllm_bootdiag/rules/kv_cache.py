@@ -359,6 +359,32 @@ RULES: tuple[Rule, ...] = (
         remediation="Raise VLLM_CPU_KVCACHE_SPACE (GiB) within the node's free memory.",
         references=("vllm/worker/cpu_worker.py:297 (0.8.5)", "cpu_worker.py:303 (0.9.2)"),
     ),
+    Rule(
+        id="KV104",
+        status="preview",
+        name="kv-budget-not-positive",
+        outcome="no_kv_cache_memory",
+        literal="Available KV cache memory: ",
+        patterns=(r"Available KV cache memory: (?P<available_gib>-\d+(?:\.\d+)?|0(?:\.0+)?) GiB",),
+        examples=(
+            "(Worker pid=10578) INFO 11-29 16:00:40 [gpu_worker.py:760] Available KV cache "
+            "memory: -1.5 GiB",
+            "INFO 05-02 10:11:12 [gpu_worker.py:227] Available KV cache memory: 0.00 GiB",
+        ),
+        counter_examples=(
+            "INFO 11-29 16:00:40 [gpu_worker.py:760] Available KV cache memory: 1.0 GiB",
+            "INFO 11-29 16:00:40 [gpu_worker.py:760] Available KV cache memory: 0.5 GiB",
+        ),
+        summary="The KV budget vLLM computed is zero or less, so the engine fails right "
+        "after it: no KV memory, even with the ValueError itself outside the tail (read "
+        "from the INFO line where no KV message of its own is found).",
+        remediation=_NO_KV_REMEDY,
+        references=(
+            "vllm/worker/gpu_worker.py:227 (0.8.5, '%.2f')",
+            "vllm/v1/worker/gpu_worker.py:298 (0.11.0)",
+            "vllm/v1/worker/gpu_worker.py:760 (0.32.0, format_gib)",
+        ),
+    ),
     # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
     Rule(
         id="KV101",

@@ -106,4 +106,64 @@ RULES: tuple[Rule, ...] = (
             "vllm/v1/engine/core_client.py:430 (0.8.5, no suffix)",
         ),
     ),
+    Rule(
+        id="LC005",
+        name="api-server-listening",
+        outcome="booted",
+        literal="Starting vLLM ",
+        source_pattern=r"Starting vLLM (?:API )?server",
+        patterns=(
+            r"Starting vLLM (?:API )?server(?: \d+)? on (?:https?://\S*?:(?P<port>\d+)|\S+)",
+        ),
+        examples=(
+            "(APIServer pid=32002) INFO 11-29 17:02:32 [entry.py:140] Starting vLLM server on "
+            "http://127.0.0.1:48971",
+            "(APIServer pid=6575) INFO 11-29 17:32:33 [api_server.py:1346] Starting vLLM API "
+            "server 0 on http://127.0.0.1:54503",
+            "INFO 05-02 10:11:12 [api_server.py:1090] Starting vLLM API server on "
+            "http://0.0.0.0:8000",
+        ),
+        counter_examples=("INFO 11-29 17:02:32 [launcher.py:186] Available routes are:",),
+        summary="The API server is listening: with no failure after it, the boot is up "
+        "(a tail cut before `Application startup complete` is still a healthy boot).",
+        remediation="Nothing to do.",
+        references=(
+            "vllm/entrypoints/openai/api_server.py:1090 (0.8.5: 'Starting vLLM API server on')",
+            "vllm/entrypoints/openai/api_server.py:1912 (0.11.0: 'Starting vLLM API server %d')",
+            "vllm/entrypoints/openai/api_server.py:580 (0.18.0: 'Starting vLLM server on')",
+            "vllm/entrypoints/launchers/api_server/entry.py:140 (0.32.0)",
+        ),
+    ),
+    Rule(
+        id="LC006",
+        status="preview",
+        printed_by="uvicorn",
+        name="uvicorn-running",
+        outcome="booted",
+        literal="Uvicorn running on ",
+        patterns=(r"Uvicorn running on (?:https?://\S*?:(?P<port>\d+)|\S+)",),
+        examples=(
+            "(APIServer pid=2210) INFO:     Uvicorn running on http://0.0.0.0:8000 (Press "
+            "CTRL+C to quit)",
+            "INFO:     Uvicorn running on unix socket /tmp/vllm.sock (Press CTRL+C to quit)",
+        ),
+        summary="uvicorn is serving: with no failure after it, the boot is up.",
+        remediation="Nothing to do.",
+        references=("uvicorn/server.py: 'Uvicorn running on %s://%s:%d (Press CTRL+C to quit)'",),
+    ),
+    Rule(
+        id="LC007",
+        name="api-routes-listed",
+        outcome="booted",
+        literal="Available routes are",
+        patterns=(r"Available routes are:",),
+        examples=("(APIServer pid=7) INFO 11-29 17:02:32 [launcher.py:186] Available routes are:",),
+        counter_examples=("ValueError: no available routes are configured",),
+        summary="The API server listed its routes: with no failure after it, the boot is up.",
+        remediation="Nothing to do.",
+        references=(
+            "vllm/entrypoints/launcher.py:37 (0.18.0)",
+            "vllm/entrypoints/launchers/launcher.py:186 (0.32.0)",
+        ),
+    ),
 )

@@ -33,7 +33,7 @@ PREFIXES: tuple[tuple[str, regex.Pattern[str]], ...] = (
             r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"
         ),
     ),
-    ("markdown_quote", regex.compile(r"(?:>[ \t]?)+(?=\S|$)")),
+    ("markdown_quote", regex.compile(r"(?:>(?: |(?=>)|$))+")),
     # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
     (
         "compose_prefix",

@@ -292,7 +292,7 @@ RULES: tuple[Rule, ...] = (
         outcome="invalid_argument",
         literal="Value error, ",
         patterns=(
-            r"^\s*(?:\(\w[^)]*\) )?Value error, (?P<message>\S.*?)"
+            r"(?<![\w,] ?)Value error, (?P<message>\S.*?)"
             r"(?: \[type=value_error[^\]]*\])?\s*$",
         ),
         examples=(

@@ -194,6 +194,7 @@ RULES: tuple[Rule, ...] = (
             "vllm/v1/core/kv_cache_utils.py:718 (0.22.0)",
             "kv_cache_utils.py:778 (0.26.0-0.27.0)",
             "kv_cache_utils.py:1030 (0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:78 (0.33.0)",
         ),
     ),
     Rule(
@@ -306,6 +307,7 @@ RULES: tuple[Rule, ...] = (
         references=(
             "vllm/v1/core/kv_cache_utils.py:698 (0.22.0)",
             "kv_cache_utils.py:1010 (0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:58 (0.33.0)",
         ),
     ),
     Rule(
@@ -333,6 +335,7 @@ RULES: tuple[Rule, ...] = (
         references=(
             "vllm/v1/core/kv_cache_utils.py:1426 (0.14.0)",
             "kv_cache_utils.py:2454 (0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:1382 (0.33.0)",
         ),
     ),
     Rule(
@@ -434,7 +437,10 @@ RULES: tuple[Rule, ...] = (
         summary="One request of max_model_len tokens needs more KV cache than is left "
         "(the sentence's core, whatever the release, tail clause or punctuation).",
         remediation=_SHORTFALL_REMEDY,
-        references=("vllm/v1/core/kv_cache_utils.py:1030 (0.32.0)",),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py:1030 (0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:78 (0.33.0)",
+        ),
     ),
     Rule(
         id="KV102",
@@ -457,7 +463,10 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="After profiling nothing is left for the KV cache (the sentence's core).",
         remediation=_NO_KV_REMEDY,
-        references=("vllm/v1/core/kv_cache_utils.py:1016 (0.32.0)",),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py:1016 (0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:58 (0.33.0)",
+        ),
     ),
     Rule(
         id="KV103",
@@ -474,6 +483,9 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="Auto-fit found no context length that fits (the sentence's core).",
         remediation=_AUTO_FIT_REMEDY,
-        references=("vllm/v1/core/kv_cache_utils.py (0.14.0+)",),
+        references=(
+            "vllm/v1/core/kv_cache_utils.py (0.14.0-0.32.0)",
+            "vllm/v1/core/kv_cache_planning.py:1382 (0.33.0)",
+        ),
     ),
 )

@@ -85,8 +85,10 @@ _START = regex.compile(
     + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
     + r"|\[rank\d|\[?[WEIF]\d{4} |(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):"
     + r"|\S*\.py:\d+: |.*(?:%\||it/s\]|s/it\])"
+    + r"|Process [\w.-]+:\s*$"
 )
-"""A row that begins a new line: a record, a frame, an exception, a warning, a bar."""
+"""A row that begins a new line: a record, a frame, an exception, a warning, a bar,
+multiprocessing's `Process EngineCore:` header over a child's traceback."""
 _CONTINUES = regex.compile(
     r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
     r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"

@@ -438,7 +438,10 @@ def test_every_corpus_log_gets_a_plan_of_the_right_shape(path: Path) -> None:
         assert isinstance(result, GiveUp)
     if isinstance(result, Relaunch):
         assert result.config.problems() == []
-        assert needs_less_memory(cfg, result.config, None) or result.step == "restart"
+        # Less memory asked, a plain restart, or (a reservation vLLM says is too small) more of
+        # the machine reserved, as vLLM's own message says to.
+        raises = "raise_gpu_memory_utilization" in result.step.split("+")
+        assert needs_less_memory(cfg, result.config, None) or result.step == "restart" or raises
 
 
 def test_config_error_gives_up_with_the_models_own_limit() -> None:

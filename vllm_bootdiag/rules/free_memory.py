@@ -231,7 +231,6 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="HM009",
-        status="preview",
         name="cpu-worker-exceeds-reservation-negative-request",
         vllm=">=0.20,<0.33",
         outcome="cpu_memory_reservation_exceeded",

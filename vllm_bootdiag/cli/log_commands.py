@@ -12,6 +12,8 @@ from .output import emit
 
 if TYPE_CHECKING:
     from ..diagnosis import Diagnosis
+    from ..rules.ruleset import RuleSet
+    from ..rules.schema import Rule
     from ..text.tail import LogTail
 
 DEFAULT_LINES = 400
@@ -55,16 +57,30 @@ def show_diagnosis(d: Diagnosis, args: argparse.Namespace) -> None:
     emit(document("diagnosis", data), args.json, render.diagnosis(d, args.wide))
 
 
+def ruleset(args: argparse.Namespace) -> RuleSet:
+    """The built-in rules plus the user's `--rules FILE`s (a platform's own wrapper messages);
+    a bad file, or an id that clashes, is one usage error naming the rule and field."""
+    from ..rules.ruleset import RuleFileError, load_rules, resolve
+
+    extra: list[Rule] = []
+    try:
+        for path in args.rules or ():
+            extra.extend(load_rules(path))
+        return resolve(extra_rules=extra)
+    except (RuleFileError, ValueError) as e:
+        raise UsageError(f"--rules: {e}") from None
+
+
 def cmd_classify(args: argparse.Namespace) -> int:
     if args.follow:
         from .watch import cmd_watch
 
         return cmd_watch(args)
     from .. import pipeline
-    from ..rules.ruleset import resolve
 
+    rules = ruleset(args)
     t = read(args.log, args.lines)
-    d = pipeline.run(t.lines, args.vllm_version, resolve(), first_line=t.first_line or 1)
+    d = pipeline.run(t.lines, args.vllm_version, rules, first_line=t.first_line or 1)
     show_diagnosis(d, args)
     return exit_code(d) if args.fail_on_failure else 0
 
@@ -114,6 +130,12 @@ def classify_args(sp: argparse.ArgumentParser) -> None:
     """The options `classify` and `watch` share."""
     log_args(sp)
     sp.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
+    sp.add_argument(
+        "--rules",
+        action="append",
+        metavar="FILE",
+        help="more rules from a JSON (or TOML) file, beside the built-in ones (repeatable)",
+    )
 
 
 def register(sub: Any) -> None:

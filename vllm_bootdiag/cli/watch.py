@@ -116,13 +116,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """Feed every line to a BootWatcher; print its Diagnosis when the boot ends (or the
     input ends, or --timeout passes). Exit 0 when the server came up, else 1."""
     from ..engine import BootWatcher
-    from .log_commands import show_diagnosis
+    from .log_commands import ruleset, show_diagnosis
 
     timeout: float | None = args.timeout
     if timeout is not None and not timeout > 0:
         raise UsageError(f"--timeout takes a number of seconds above 0, not {timeout!r}")
     deadline = None if timeout is None else time.monotonic() + timeout
-    watcher = BootWatcher(version=args.vllm_version, lines=args.lines)
+    watcher = BootWatcher(version=args.vllm_version, lines=args.lines, rules=ruleset(args))
     seen: Any = None
     try:
         for line in _lines(_chunks(args.log, deadline)):

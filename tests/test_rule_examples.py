@@ -1,14 +1,19 @@
 """Each rule's examples match it, with the outcome it names; counter-examples do not.
 
+The built-in table is built with its costly checks deferred (so that importing it
+compiles nothing): `test_every_rule_passes_its_checks` runs each rule's `verify()`
+here instead, so a bad built-in rule fails the suite as it used to fail the import.
+
 Test ids are `<rule id>-example-<n>`, so `pytest -k KV004` selects one rule.
 """
 
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from vllm_bootdiag import classify, outcomes
-from vllm_bootdiag.rules import RULES, Rule
+from vllm_bootdiag.rules import RULES, Rule, schema
 
 EXAMPLES = [
     pytest.param(rule, ex, id=f"{rule.id}-example-{n}")
@@ -21,6 +26,44 @@ COUNTER = [
     for rule in RULES
     for n, ex in enumerate(rule.counter_examples)
 ]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_every_rule_passes_its_checks(rule: Rule) -> None:
+    rule.verify()
+    # and it is the rule a fresh, checked build of the same data gives
+    assert Rule.model_validate(rule.model_dump()) == rule
+
+
+BAD = [
+    ({"patterns": ["("]}, "field 'patterns': does not compile"),
+    ({"patterns": [r"(?P<bogus>Out of memory)"]}, r"groups \['bogus'\]"),
+    ({"source_pattern": "("}, "field 'source_pattern': does not compile"),
+    ({"examples": ["nothing like it"]}, "field 'literal'"),
+    ({"patterns": [r"Out of memory at \d+"]}, "field 'examples': does not match"),
+    ({"counter_examples": ["Out of memory"]}, "field 'counter_examples': matches"),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), BAD, ids=[e for _, e in BAD])
+def test_a_bad_rule_fails_its_checks_deferred_or_not(change: dict[str, object], expected: str) -> None:
+    fields: dict[str, object] = dict(
+        id="ZZ001",
+        name="bad",
+        outcome="unknown",
+        literal="Out of memory",
+        patterns=["Out of memory"],
+        examples=["Out of memory"],
+        summary="s",
+        remediation="r",
+    )
+    fields.update(change)
+    with pytest.raises(ValidationError, match=expected):
+        Rule.model_validate(fields)
+    with schema.deferred_checks():  # as the built-in table is built at import
+        rule = Rule.model_validate(fields)
+    with pytest.raises(ValueError, match=expected):
+        rule.verify()
 
 
 @pytest.mark.parametrize(("rule", "line"), EXAMPLES)

@@ -1,12 +1,19 @@
 """The Rule model: one vLLM message, in one version range, as data.
 
-A rule is validated once, when the table is imported: its range parses, its
-patterns compile, its named groups are fields of its outcome, its literal is
-in every example, and every example matches and every counter-example does not.
+Every rule is checked: its range parses and its fields fit its outcome when it is
+built, and `verify()` compiles its patterns, checks that their named groups are
+fields of its outcome, that its literal is in every example, that every example
+matches and no counter-example does. A rule built in code or read from a user file
+is verified at once; the built-in table is built inside `deferred_checks()` (its
+patterns compile on first use) and verified by the test suite instead, so that
+`import vllm_bootdiag` does not compile and run a hundred rules' examples.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cached_property
 from typing import Literal
 
@@ -138,6 +145,15 @@ class Rule(BaseModel):
         bad = {k for k, _ in self.remediations} - set(outcomes.OUTCOME_TYPES)
         if bad:
             raise ValueError(f"{self.id}: field 'remediations': unknown kinds {sorted(bad)}")
+        if not _DEFERRING.get():
+            self.verify()
+        return self
+
+    def verify(self) -> None:
+        """The checks that compile and run: patterns compile and their groups are outcome
+        fields, the source pattern compiles, the literal is in every example, every
+        example matches, no counter-example does. Raises ValueError naming the field."""
+        fields = outcomes.field_names(self.outcome)
         for p in self.patterns:
             try:
                 compiled = regex.compile(p)
@@ -166,7 +182,6 @@ class Rule(BaseModel):
         for ex in self.counter_examples:
             if self.match(ex) is not None:
                 raise ValueError(f"{self.id}: field 'counter_examples': matches: {ex!r}")
-        return self
 
     def match(self, message: str) -> dict[str, str] | None:
         """The named groups of the first pattern that matches (over the rule's
@@ -193,3 +208,18 @@ class Rule(BaseModel):
         an exact consequence of it (`Worker proc ... died unexpectedly`)."""
         rank = self.rank if self.rank is not None else outcomes.OUTCOME_TYPES[self.outcome].RANK
         return (self.role == "cause", rank, self.tier == "exact")
+
+
+_DEFERRING: ContextVar[bool] = ContextVar("deferring_rule_checks", default=False)
+"""True inside `deferred_checks()` (per thread: a rule another thread builds is verified)."""
+
+
+@contextmanager
+def deferred_checks() -> Iterator[None]:
+    """Build rules without running `verify()`: for the built-in table at import, which
+    the test suite verifies rule by rule (tests/test_rule_examples.py)."""
+    token = _DEFERRING.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRING.reset(token)

@@ -20,7 +20,7 @@ class Diagnosis(BaseModel):
     answer read damaged text and may lack numbers.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     primary: Outcome
     matches: tuple[Outcome, ...] = ()
     vllm_version: str | None = None

@@ -68,7 +68,7 @@ Names = Annotated[tuple[str, ...], BeforeValidator(_to_names)]
 class Evidence(BaseModel):
     """A line that supports an outcome (1-based, in the original input's numbering)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     line: int
     text: str
 
@@ -80,7 +80,7 @@ _COMPUTED = ("category", "retry_same_config_can_succeed")
 
 
 class _Outcome(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     CATEGORY: ClassVar[Category] = Category.UNKNOWN
     RETRYABLE: ClassVar[bool] = False
     RANK: ClassVar[int] = 50

@@ -77,9 +77,6 @@ def parse_sizes(text: str, name: str) -> tuple[int, ...]:
     return tuple(parse_int(p, name) for p in parts)
 
 
-# Typed fields with a value: field -> (flag, parser).
-
-
 def take_compilation(text: str, fields: dict[str, Any]) -> bool:
     """Read a `--compilation-config` JSON dict into fields; False if it is not one."""
     if len(text) > 100_000:
@@ -94,6 +91,9 @@ def take_compilation(text: str, fields: dict[str, Any]) -> bool:
         return False
     sizes = value.pop("cudagraph_capture_sizes", None)
     largest = value.pop("max_cudagraph_capture_size", None)
+    mode = value.get("cudagraph_mode")
+    if isinstance(mode, str) and len(mode) <= 32:
+        fields["cudagraph_mode"] = value.pop("cudagraph_mode").strip().upper()
     try:
         if sizes is not None:
             fields["cudagraph_capture_sizes"] = tuple(int(s) for s in sizes)

@@ -21,74 +21,22 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from .child_process import LaunchError, group_alive, health_ok, killpg
 from .diagnosis import Diagnosis
 from .engine import BootWatcher
 from .launch import LaunchConfig
 from .planning import Attempt, Degradation, GiveUp, Policy, plan
+from .run_summary import AttemptSummary, RunSummary
+
+__all__ = ["AttemptSummary", "LaunchError", "RunSummary", "Supervisor", "health_ok", "run"]
 
 _LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
 """Runs the command and SIGKILLs its process group if this process dies (see it)."""
-
-
-class AttemptSummary(BaseModel):
-    """One launch, as the run summary reports it."""
-
-    model_config = ConfigDict(frozen=True)
-    number: int
-    argv: tuple[str, ...]
-    config: LaunchConfig
-    step: str | None = None
-    reason: str | None = None
-    """Why the planner chose this launch's step (None for the first launch)."""
-    outcome: str
-    summary: str
-    seconds: float
-    exit_code: int | None = None
-    diagnosis: Diagnosis | None = None
-
-
-class RunSummary(BaseModel):
-    """What the loop did: every attempt, the config that booted, what it gave up."""
-
-    model_config = ConfigDict(frozen=True)
-    kind: Literal["run_summary"] = "run_summary"
-    result: Literal["booted", "gave_up", "stopped"]
-    attempts: tuple[AttemptSummary, ...] = ()
-    final_config: LaunchConfig | None = None
-    final_argv: tuple[str, ...] = ()
-    degradations: tuple[Degradation, ...] = ()
-    give_up: GiveUp | None = None
-    seconds: float = 0.0
-    signal: int | None = None
-    health_confirmed: bool = False
-
-    @property
-    def booted(self) -> bool:
-        return self.result == "booted"
-
-    def json_line(self) -> str:
-        """One JSON line, the per-attempt diagnoses (whole evidence) left out; every other
-        key is always there (null when unset), so a reader never finds one missing."""
-        return self.model_dump_json(exclude={"attempts": {"__all__": {"diagnosis"}}})
-
-
-def health_ok(port: int, timeout: float = 1.0) -> bool:
-    """GET http://127.0.0.1:<port>/health returned 200 (no proxy, loopback only)."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(f"http://127.0.0.1:{port}/health", timeout=timeout) as resp:
-            return int(resp.status) == 200
-    except (OSError, urllib.error.URLError, ValueError):
-        return False
 
 
 class _Boot:
@@ -161,7 +109,7 @@ class Supervisor:
         self._stop_signal = signum
         proc = self.process
         if proc is not None and proc.poll() is None:
-            _killpg(proc.pid, signum)
+            killpg(proc.pid, signum)
 
     @contextmanager
     def signal_handlers(self) -> Iterator[None]:
@@ -188,13 +136,13 @@ class Supervisor:
         proc = self.process
         if proc is None:
             return
-        _killpg(proc.pid, signal.SIGTERM)
+        killpg(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + self.kill_grace
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not _group_alive(proc.pid):
+            if proc.poll() is not None and not group_alive(proc.pid):
                 break
             time.sleep(0.05)
-        _killpg(proc.pid, signal.SIGKILL)
+        killpg(proc.pid, signal.SIGKILL)
         with suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
         if self._pump is not None:
@@ -415,36 +363,6 @@ class Supervisor:
                 self.stop()
                 return _Boot("timeout", self._diagnosis(watcher), proc.returncode, now - t0)
             time.sleep(0.05)
-
-
-class LaunchError(RuntimeError):
-    """The command could not be started at all (not found, not executable, port taken)."""
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group is still running (zombies do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    if not os.path.isdir("/proc"):
-        return True
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
 
 
 def run(

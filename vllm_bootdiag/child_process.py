@@ -1,0 +1,51 @@
+"""The child's process group from outside: is the server answering, is any of its
+processes still alive, signal all of them. The supervisor runs vLLM in its own
+group (an engine core and workers besides the leader), so every stop is a group's."""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from contextlib import suppress
+
+
+def health_ok(port: int, timeout: float = 1.0) -> bool:
+    """GET http://127.0.0.1:<port>/health returned 200 (no proxy, loopback only)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"http://127.0.0.1:{port}/health", timeout=timeout) as resp:
+            return int(resp.status) == 200
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+class LaunchError(RuntimeError):
+    """The command could not be started at all (not found, not executable, port taken)."""
+
+
+def killpg(pgid: int, sig: int) -> None:
+    """Signal every process of the group; one already gone is not an error."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False

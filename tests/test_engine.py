@@ -245,19 +245,34 @@ def test_unknown_skips_every_echo_of_a_cause() -> None:
 
 def test_watcher_waits_for_the_details_under_a_validation_error() -> None:
     w = BootWatcher(version="0.32.0")
-    assert w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig") is None
-    d = w.feed("  Value error, User-specified max_model_len (16384) is greater than the derived "
-               "max_model_len (max_position_embeddings=8192.0 or model_max_length=None in model's "
-               "config.json). [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]")
+    assert (
+        w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig")
+        is None
+    )
+    d = w.feed(
+        "  Value error, User-specified max_model_len (16384) is greater than the derived "
+        "max_model_len (max_position_embeddings=8192.0 or model_max_length=None in model's "
+        "config.json). [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]"
+    )
     assert d is not None and d.primary.kind == "max_model_len_exceeds_model"
 
 
 def test_watcher_reports_a_bare_validation_error_after_settling() -> None:
     w = BootWatcher()
-    assert w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig") is None
+    assert (
+        w.feed("pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig")
+        is None
+    )
     assert w.feed("gpu_memory_utilization") is None
-    assert w.feed("  Input should be less than or equal to 1 [type=less_than_equal, input_value=1.5, input_type=float]") is None
-    d = w.feed("    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal")
+    assert (
+        w.feed(
+            "  Input should be less than or equal to 1 [type=less_than_equal, input_value=1.5, input_type=float]"
+        )
+        is None
+    )
+    d = w.feed(
+        "    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal"
+    )
     assert d is not None and d.primary.kind == "invalid_argument"
     assert d.primary.model_dump()["argument"] == "gpu_memory_utilization"
     assert d.primary.model_dump()["config"] == "CacheConfig"
@@ -265,19 +280,29 @@ def test_watcher_reports_a_bare_validation_error_after_settling() -> None:
 
 def test_warnings_are_not_causes() -> None:
     """A WARNING record never ends a boot, whatever words it contains."""
-    d = classify([*HEAD, "(APIServer pid=2100) WARNING 11-29 16:20:00 [x.py:1] retrying after "
-                  "OSError: [Errno 28] No space left on device"])
+    d = classify(
+        [
+            *HEAD,
+            "(APIServer pid=2100) WARNING 11-29 16:20:00 [x.py:1] retrying after "
+            "OSError: [Errno 28] No space left on device",
+        ]
+    )
     assert d.primary.kind == "unknown" and not d.matches
 
 
 def test_silent_engine_death_is_engine_died_only_when_nothing_was_printed() -> None:
-    silent = [*HEAD[:2], "(APIServer pid=1) RuntimeError: Engine core initialization failed. See "
-              "root cause above. Failed core proc(s): {}"]
+    silent = [
+        *HEAD[:2],
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See "
+        "root cause above. Failed core proc(s): {}",
+    ]
     assert classify(silent).primary.kind == "engine_died"
-    printed = [*HEAD[:2],
-               "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] EngineCore failed to start.",
-               "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] KeyError: 'rope_theta'",
-               silent[-1]]
+    printed = [
+        *HEAD[:2],
+        "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] EngineCore failed to start.",
+        "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] KeyError: 'rope_theta'",
+        silent[-1],
+    ]
     d = classify(printed)
     assert d.primary.kind == "unknown"
     assert d.primary.model_dump()["last_error_line"] == "KeyError: 'rope_theta'"
@@ -307,3 +332,67 @@ def test_torch_warnings_are_not_causes() -> None:
     assert classify(lines).primary.kind == "unknown"
     w = BootWatcher()
     assert all(w.feed(line) is None for line in lines)
+
+
+def test_echoes_are_rules_a_caller_can_replace() -> None:
+    """Echoes come from the RuleSet: without them an echo line is the last error an
+    unknown names; a user's own echo rule makes it skip that line."""
+    from vllm_bootdiag.rules import RULES, Rule, RuleSet
+
+    lines = [
+        "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] KeyError: 'rope_theta'",
+        "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] MyLauncherError: engine gone, "
+        "see above",
+    ]
+    assert classify(lines).primary.model_dump()["last_error_line"].startswith("MyLauncherError")
+    mine = Rule(
+        id="LC299",
+        role="echo",
+        name="my-launcher-echo",
+        outcome="unknown",
+        literal="MyLauncherError: engine gone",
+        patterns=(r"MyLauncherError: engine gone",),
+        examples=("MyLauncherError: engine gone, see above",),
+        summary="A launcher's echo of the engine's failure.",
+        remediation="Read above.",
+        reports=False,
+        terminal=False,
+    )
+    d = classify(lines, extra_rules=[mine])
+    assert d.primary.model_dump()["last_error_line"] == "KeyError: 'rope_theta'"
+    # Only the launcher's echo left: the unknown ends on it, with the echo's remediation.
+    d = classify(lines[1:], extra_rules=[mine])
+    assert d.failed and d.remediation == "Read above."
+    no_echoes = RuleSet(r for r in RULES if r.role != "echo")
+    d = classify(
+        [
+            *HEAD,
+            "(EngineCore pid=2210) ERROR 11-29 16:20:31 [core.py:1510] KeyError: 'rope_theta'",
+            ECHO,
+        ],
+        rules=no_echoes,
+    )
+    assert d.primary.model_dump()["last_error_line"].startswith("RuntimeError: Engine core")
+
+
+def test_the_silent_death_rule_stands_down_on_the_echoes_of_a_printed_cause() -> None:
+    """LC004 (a cause: the core died and printed nothing) reads the line the echo LC201
+    reads; its `unless` is the echoes a process logs with its own traceback."""
+    from vllm_bootdiag.rules import BY_ID, RULES
+
+    echo_literals = {r.literal for r in RULES if r.role == "echo"}
+    assert BY_ID["LC004"].role == "cause" and BY_ID["LC201"].role == "echo"
+    assert set(BY_ID["LC004"].unless) <= echo_literals
+    assert BY_ID["LC004"].match(BY_ID["LC201"].examples[1]) is not None
+
+
+def test_an_echo_out_of_range_is_no_reason_to_widen_the_version() -> None:
+    d = classify(
+        [
+            *HEAD,
+            "(APIServer pid=1) RuntimeError: Engine process failed to start. See "
+            "stack trace for the root cause.",
+        ]
+    )
+    assert d.vllm_version == "0.32.0" and not d.version_out_of_range
+    assert d.primary.kind == "unknown" and d.failed

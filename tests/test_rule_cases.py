@@ -22,6 +22,12 @@ def test_case(rule_id: str, case: dict[str, object]) -> None:
     expected = case["expected"]
     assert isinstance(expected, dict)
     match = next((m for m in d.matches if m.rule_id == rule_id), None)
+    if expected.get("echo"):
+        assert match is None and d.primary.kind == expected["kind"]
+        assert d.failed == expected["failed"]
+        assert getattr(d.primary, "last_error_line", None) == expected["last_error_line"]
+        assert d.remediation == expected["remediation"]
+        return
     if expected.get("matches") is False:
         assert match is None
         return

@@ -71,6 +71,9 @@ def test_example_classifies_to_the_rule(rule: Rule, line: str) -> None:
     version = _a_version_in(rule)
     d = classify([line], version=version)
     ids = [m.rule_id for m in d.matches]
+    if rule.role == "echo":  # an echo never becomes an outcome (rules/cases checks the rest)
+        assert rule.id not in ids
+        return
     assert rule.id in ids
     match = next(m for m in d.matches if m.rule_id == rule.id)
     if rule.attribution == "none":

@@ -2,9 +2,10 @@
 
 Flow: turn each hit's named groups into a typed outcome, attribute bare CUDA
 OOMs to their boot phase, fill in numbers from context, and pick the root
-cause: a cause beats its echo (`Engine core initialization failed. See root
-cause above.`), an exact match beats a tolerant one, and a boot that completed
-after every failure line is booted.
+cause: an exact match beats a tolerant one, and a boot that completed after
+every failure line is booted. Echo rules (`role="echo"`: `Engine core
+initialization failed. See root cause above.`) never become outcomes; an
+`unknown` skips the lines they read, or ends on one when nothing else is left.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..diagnosis import Diagnosis
 from ..outcomes import Evidence, _Outcome
 from ..rules import attribution
 from ..rules.ruleset import RuleSet
+from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
 from .match import Hit, hits
@@ -51,7 +53,12 @@ def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str
 
 
 def _failures(found: list[Hit]) -> list[Hit]:
-    return [h for h in found if outcomes.OUTCOME_TYPES[h.rule.outcome].FAILURE]
+    """The hits of cause rules whose outcome is a failure (echoes are not causes)."""
+    return [
+        h
+        for h in found
+        if h.rule.role == "cause" and outcomes.OUTCOME_TYPES[h.rule.outcome].FAILURE
+    ]
 
 
 def _with_out_of_range(
@@ -187,27 +194,25 @@ def _outcome(
 
 _EXCEPTION = outcomes.lifecycle.ERROR_LOOKING
 """What an error line looks like when no rule read it (data beside the Unknown kind)."""
-_ECHOES = (
-    "Engine core initialization failed",
-    "EngineCore failed to start",
-    "WorkerProc failed to start",
-    "WorkerProc initialization failed",
-    "Traceback (most recent call last)",
-    "Process EngineCore",
-    "See root cause above",
-    "See stack trace for the root cause",
-    "WorkerProc hit an exception",
-    "please check the stack trace above for the root cause",
-    "Frontend process failed during engine core initialization",
-)
 
 
-def _is_echo(message: str) -> bool:
-    return any(e in message for e in _ECHOES)
+def _echoes(found: list[Hit]) -> tuple[list[Hit], dict[int, Rule]]:
+    """The hits of cause rules, and the lines echo rules read (line -> echo rule): an
+    echo points at a cause above it and never becomes an outcome of its own."""
+    causes = [h for h in found if h.rule.role == "cause"]
+    if len(causes) == len(found):
+        return found, {}
+    echoes: dict[int, Rule] = {}
+    for h in found:
+        if h.rule.role != "cause":
+            echoes.setdefault(h.index, h.rule)
+    return causes, echoes
 
 
-def _unknown(tail: Tail) -> outcomes.Unknown:
-    """The last error-looking line that is not an echo of a cause above it."""
+def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rule | None]:
+    """The last error-looking line that is not an echo of a cause above it; when the
+    tail holds only echoes, the last of them (the cause was printed above the lines
+    kept), with the echo rule that read it."""
     fallback: int | None = None
     echo: int | None = None
     for i in range(len(tail) - 1, -1, -1):
@@ -215,29 +220,29 @@ def _unknown(tail: Tail) -> outcomes.Unknown:
         msg = line.message
         if not msg:
             continue
-        if _is_echo(msg):
+        if i in echoes:
             if echo is None and (_EXCEPTION.search(msg) or line.is_error):
                 echo = i
             continue
         if _EXCEPTION.search(msg):
-            return outcomes.Unknown(
-                last_error_line=msg,
-                last_error_line_number=tail.number(i),
-                evidence=(Evidence(line=tail.number(i), text=msg),),
-            )
+            return _unknown_at(tail, i), None
         if fallback is None and line.is_error:
             fallback = i
-    if fallback is None:
-        # Only echoes: the boot failed, and its cause was printed above the lines kept.
-        fallback = echo
     if fallback is not None:
-        msg = tail.parsed(fallback).message
-        return outcomes.Unknown(
-            last_error_line=msg,
-            last_error_line_number=tail.number(fallback),
-            evidence=(Evidence(line=tail.number(fallback), text=msg),),
-        )
-    return outcomes.Unknown()
+        return _unknown_at(tail, fallback), None
+    if echo is not None:
+        return _unknown_at(tail, echo), echoes[echo]
+    return outcomes.Unknown(), None
+
+
+def _unknown_at(tail: Tail, index: int) -> outcomes.Unknown:
+    msg = tail.parsed(index).message
+    number = tail.number(index)
+    return outcomes.Unknown(
+        last_error_line=msg,
+        last_error_line_number=number,
+        evidence=(Evidence(line=number, text=msg),),
+    )
 
 
 # --- root cause -----------------------------------------------------------------
@@ -296,11 +301,6 @@ _GENERIC_REMEDY = (
     "Not a known boot failure: read the line above; a plain restart may help if it was "
     "transient (counted against the relaunch budget)."
 )
-_CAUSE_ABOVE = (
-    "The boot failed, but its cause was printed above the lines examined (only vLLM's "
-    "'see root cause above' echo is here): classify more of the log (a worker should keep "
-    "its last 400 lines) before relaunching."
-)
 _SAME_AGAIN = (
     "Not a known boot failure, but a deterministic one (an import, a missing library or "
     "symbol, unimplemented code): a restart runs the same code and fails the same way; fix "
@@ -347,6 +347,7 @@ def diagnose(
     if version is not None:
         found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules, version)
     found_hits = _with_progress(tail, found_hits, rules.for_version(version))
+    found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)
     tl = timeline.build_from_tail(tail, phases)
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
@@ -357,13 +358,17 @@ def diagnose(
         first.setdefault(key, h)
     found = [_outcome(tail, first[k], idx, phases, tl.facts) for k, idx in grouped.items()]
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
-    primary = _merged(_primary(found, rules), found) if found else _unknown(tail)
+    echo: Rule | None = None
+    if found:
+        primary = _merged(_primary(found, rules), found)
+    else:
+        primary, echo = _unknown(tail, echoes)
     rule = rules.get(primary.rule_id)
     # Every part is already a validated model: construct without validating again.
     if rule is not None:
         remediation = rule.remediation_for(getattr(primary, "kind", ""))
-    elif primary.is_failure and _is_echo(getattr(primary, "last_error_line", None) or ""):
-        remediation = _CAUSE_ABOVE
+    elif echo is not None:
+        remediation = echo.remediation
     elif primary.is_failure:
         remediation = _GENERIC_REMEDY if primary.retry_same_config_can_succeed else _SAME_AGAIN
     else:

@@ -26,6 +26,7 @@ with deferred_checks():
         install,
         kv_cache,
         lifecycle,
+        lifecycle_echoes,
         model_access,
         model_files,
         platform,
@@ -43,6 +44,7 @@ RULES: tuple[Rule, ...] = (
     *install.RULES,
     *model_files.RULES,
     *lifecycle.RULES,
+    *lifecycle_echoes.RULES,
 )
 
 BY_ID: dict[str, Rule] = {}

@@ -1,4 +1,10 @@
-"""Lifecycle: the server came up, or a process vanished without a cause."""
+"""Lifecycle: the server came up, or a process vanished without a cause.
+
+The echoes of a cause printed above (LC2xx) are in `lifecycle_echoes.py`. LC004
+reads the same line as the echo LC201 but is a cause: with no process's own
+failure line in the tail (its `unless`: the echoes vLLM logs with a traceback),
+the silence is the evidence of a kill from outside.
+"""
 
 from __future__ import annotations
 

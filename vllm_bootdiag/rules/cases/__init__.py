@@ -39,6 +39,16 @@ def _expected(line: str, version: str | None, rule: Rule) -> dict[str, Any]:
     from ... import classify
 
     d = classify([line], version=version)
+    if rule.role == "echo":
+        # An echo alone is an unknown that ends on it (when it reads as an error),
+        # with the echo's remediation: never an outcome of its own.
+        return {
+            "echo": True,
+            "kind": d.primary.kind,
+            "failed": d.failed,
+            "last_error_line": getattr(d.primary, "last_error_line", None),
+            "remediation": d.remediation,
+        }
     match = next((m for m in d.matches if m.rule_id == rule.id), None)
     if match is None:
         return {"matches": False}

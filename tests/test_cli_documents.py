@@ -13,6 +13,9 @@ import pytest
 
 from vllm_bootdiag.cli.documents import SCHEMA_VERSION, SCHEMAS
 
+# The reference validator, from the test extras (an older checkout's venv may lack it).
+jsonschema = pytest.importorskip("jsonschema")
+
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 LOGS = sorted(CORPUS.glob("*/*.log"))
 KV_LOG = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
@@ -78,3 +81,44 @@ def test_run_summary_line_has_every_key() -> None:
 )
 def test_other_documents_are_versioned(args: tuple[str, ...]) -> None:
     assert run(*args, "--json")["schema_version"] == SCHEMA_VERSION
+
+
+def valid(doc: Any, name: str) -> None:
+    """`doc` against the schema `vllm-bootdiag schema NAME` prints (draft 2020-12)."""
+    schema = run("schema", name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    errors = [f"{list(e.absolute_path)}: {e.message[:300]}"
+              for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]  # fmt: skip
+    assert not errors, errors
+
+
+def test_every_schema_is_a_valid_schema() -> None:
+    for name in SCHEMAS:
+        jsonschema.Draft202012Validator.check_schema(run("schema", name))
+
+
+def test_printed_diagnoses_and_plans_validate(tmp_path: Path) -> None:
+    by_kind: dict[str, Path] = {}
+    for log in LOGS:
+        by_kind.setdefault(log.name.split("__")[0], log)
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    for log in [*by_kind.values(), empty]:
+        valid(run("classify", str(log), "--json"), "diagnosis")
+    valid(run("plan", str(KV_LOG), "--json", "--max-concurrency", "8"), "plan")
+
+
+def test_the_mine_document_validates(tmp_path: Path) -> None:
+    """A fleet folder with known failures, an unknown and a file that is no log: every part
+    of the document (kinds, groups with examples) is filled, and matches its schema."""
+    for n, log in enumerate(LOGS[:12]):  # names repeat across versions
+        (tmp_path / f"{n}-{log.name}").write_bytes(log.read_bytes())
+    lines = KV_LOG.read_text(encoding="utf-8").splitlines()[:30]
+    unknown = "(EngineCore pid=77) ERROR 12-01 10:02:11 [core.py:1142] RuntimeError: widget 0x3f"
+    (tmp_path / "unknown.log").write_text("\n".join([*lines, unknown]) + "\n")
+    (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 8)
+    doc = run("corpus", "mine", str(tmp_path), "--json", "--jobs", "1")
+    assert doc["files"] == 14 and doc["groups"], doc
+    valid(doc, "mine")
+    schema = run("schema", "mine")
+    assert set(doc) == set(schema["properties"]) == set(schema["required"])

@@ -131,3 +131,51 @@ def test_a_folder_without_labelled_logs_is_an_error(tmp_path: Path, layout: str)
     assert "Traceback" not in r.stderr
     if layout == "logs-without-labels":
         assert "1 .log files without a label" in r.stderr
+
+
+QUOTA = "worker: container disk quota exceeded (used 50 GiB of 50 GiB) writing /models"
+QUOTA_RULE = {
+    "id": "WK001",
+    "name": "worker-disk-quota",
+    "outcome": "disk_full",
+    "literal": "container disk quota exceeded",
+    "patterns": [r"container disk quota exceeded \(used [\d.]+ GiB of [\d.]+ GiB\)"],
+    "examples": [QUOTA],
+    "summary": "The platform's volume quota is full.",
+    "remediation": "Give the worker a larger volume.",
+}
+
+
+def test_corpus_checks_with_user_rules(tmp_path: Path) -> None:
+    """A platform's own corpus, labelled with its own rule: `corpus DIR --rules FILE`."""
+    base = next(e for e in ENTRIES if e.label.vllm_version == "0.32.0")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "disk_full__quota__cpu.log"
+    head = base.log_path.read_text(encoding="utf-8").splitlines()[:40]
+    log.write_text("\n".join([*head, QUOTA]) + "\n", encoding="utf-8")
+    label = json.loads(base.label_path.read_text())
+    label.update(log=log.name, log_sha256=corpus.sha256(log))
+    label["expected"] = {"kind": "disk_full", "rule_id": "WK001"}
+    log.with_suffix(".json").write_text(json.dumps(label))
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([QUOTA_RULE]))
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "vllm_bootdiag", "corpus", str(logs), "--fail-on-failure"]
+        return subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=120)
+
+    without = run()
+    assert without.returncode == 1 and "0 of 1 logs" in without.stdout
+    r = run("--rules", str(rules), "--json")
+    assert r.returncode == 0, r.stderr
+    assert [d["ok"] for d in json.loads(r.stdout)["corpus"]] == [True]
+
+    rules.write_text(json.dumps([{**QUOTA_RULE, "patterns": ["(unbalanced"]}]))
+    bad = run("--rules", str(rules))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "WK001" in bad.stderr
+    mine = subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", "corpus", "mine", str(logs), "--rules", "x"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert mine.returncode == 2 and mine.stderr.count("\n") == 1

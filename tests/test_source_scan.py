@@ -387,3 +387,88 @@ def test_a_bad_release_is_one_clear_error(
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("vllm-bootdiag: error: ")
     assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+# A user's rule for the synthetic release's new CPU-worker message (CPU_WORKER_NEW), as a
+# release manager writes one on release day and checks with `scan-source --rules FILE`.
+NEW_WORKER_RULE = {
+    "id": "WK900",
+    "name": "cpu-worker-holds-more-than-set-aside",
+    "vllm": ">=0.32",
+    "outcome": "cpu_memory_reservation_exceeded",
+    "literal": "of CPU memory set aside for it on node",
+    "source_pattern": r"The worker process already holds \{\} GiB ",
+    "patterns": [
+        r"The worker process already holds (?P<used_gib>[\d.]+) GiB \(model weights and "
+        r"runtime\), more than the (?P<reserved_gib>[\d.]+) GiB of CPU memory set aside for "
+        r"it on node (?P<numa_node>\d+)"
+    ],
+    "examples": [
+        "ValueError: The worker process already holds 2.31 GiB (model weights and runtime), "
+        "more than the 2.2 GiB of CPU memory set aside for it on node 0, leaving none for "
+        "the KV cache."
+    ],
+    "summary": "The CPU worker already uses more memory than was reserved for it.",
+    "remediation": "Raise --gpu-memory-utilization, or set the KV cache size explicitly.",
+}
+
+
+def test_user_rules_are_checked_and_close_their_gap(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [NEW_WORKER_RULE]}))
+    worker = f"vllm/v1/worker/cpu_worker.py:{_line(CPU_WORKER_NEW, 'raise')}"
+
+    without = json.loads(_cli(str(pair[1]), "--json").stdout)
+    assert worker in [g["location"] for g in without["gaps"]]
+    assert "WK900" not in [f["rule_id"] for f in without["rules"]]
+
+    r = _cli(str(pair[1]), "--json", "--rules", str(rules))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    wk = next(f for f in doc["rules"] if f["rule_id"] == "WK900")
+    assert wk["status"] == "ok" and wk["locations"] == [worker]
+    assert worker not in [g["location"] for g in doc["gaps"]]
+    assert doc["summary"]["rules_checked"] == without["summary"]["rules_checked"] + 1
+
+    # against the older release, which lacks the message: in range, wording gone
+    old = json.loads(_cli(str(pair[0]), "--json", "--rules", str(rules), "--vllm-version",
+                          "0.32.0").stdout)  # fmt: skip
+    assert next(f for f in old["rules"] if f["rule_id"] == "WK900")["status"] == "drift"
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"examples": ["words the pattern does not read"]}, "WK900"),
+        ({"id": "HM008"}, "HM008"),
+        ({"outcome": "no_such_kind"}, "outcome"),
+    ],
+)
+def test_a_bad_rule_file_is_one_line(
+    pair: tuple[Path, Path], tmp_path: Path, change: dict[str, object], words: str
+) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{**NEW_WORKER_RULE, **change}]))
+    r = _cli(str(pair[1]), "--rules", str(rules))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("vllm-bootdiag: error: --rules: ")
+    assert words in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_json_document_validates_against_its_schema(pair: tuple[Path, Path]) -> None:
+    """`scan-source --json`, alone and OLD NEW (drift, closest, moves, gaps all present),
+    against `vllm-bootdiag schema scan-source`: a key added or dropped in as_dict fails."""
+    jsonschema = pytest.importorskip("jsonschema")
+    r = subprocess.run([sys.executable, "-m", "vllm_bootdiag", "schema", "scan-source"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    schema = json.loads(r.stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    check = jsonschema.Draft202012Validator(schema)
+    for args in ((str(pair[1]),), (str(pair[0]), str(pair[1]))):
+        doc = json.loads(_cli(*args, "--json").stdout)
+        errors = [f"{list(e.absolute_path)}: {e.message[:300]}" for e in check.iter_errors(doc)]
+        assert not errors, errors
+    assert doc["old"] is not None and any(f["closest"] for f in doc["rules"])
+    assert any(f["moved"] for f in doc["rules"]) and doc["gaps"] and doc["engine_strings"]

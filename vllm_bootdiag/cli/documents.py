@@ -12,8 +12,9 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-SCHEMAS = ("diagnosis", "plan", "run")
-"""The documents `vllm-bootdiag schema` describes (the outputs a worker consumes)."""
+SCHEMAS = ("diagnosis", "plan", "run", "mine", "scan-source")
+"""The documents `vllm-bootdiag schema` describes: the outputs a worker consumes, and the
+release tools' (`corpus mine --json`, `scan-source --json`)."""
 
 
 def document(kind: str, data: dict[str, Any] | list[Any]) -> dict[str, Any]:
@@ -67,4 +68,9 @@ def schema(name: str) -> dict[str, Any]:
         if "required" in attempt:
             attempt["required"] = [k for k in attempt["required"] if k != "diagnosis"]
         return {**base, **run}
+    if name in ("mine", "scan-source"):
+        from ..release import schemas
+
+        build = schemas.mine if name == "mine" else schemas.scan_source
+        return {**base, **build(SCHEMA_VERSION)}
     raise ValueError(f"no schema {name!r}; one of: {', '.join(SCHEMAS)}")

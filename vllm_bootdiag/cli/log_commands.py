@@ -130,6 +130,12 @@ def classify_args(sp: argparse.ArgumentParser) -> None:
     """The options `classify` and `watch` share."""
     log_args(sp)
     sp.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
+    rules_arg(sp)
+
+
+def rules_arg(sp: argparse.ArgumentParser) -> None:
+    """`--rules FILE` (repeatable), read by `ruleset(args)`: every command that runs the
+    rule table takes the user's rule files the same way."""
     sp.add_argument(
         "--rules",
         action="append",

@@ -14,6 +14,7 @@ from typing import Any
 from ..cli import render
 from ..cli.documents import document
 from ..cli.errors import UsageError
+from ..cli.log_commands import rules_arg, ruleset
 from ..cli.output import emit
 
 
@@ -25,8 +26,11 @@ def cmd_corpus(args: argparse.Namespace) -> int:
         return cmd_mine(args, paths[1:])
     if len(paths) > 1:
         raise UsageError("corpus takes one directory (or: corpus mine DIR...)")
+    rules = ruleset(args) if args.rules else None
     try:
-        results = corpus.check(paths[0] if paths else "corpus", write_expected=args.write_expected)
+        results = corpus.check(
+            paths[0] if paths else "corpus", write_expected=args.write_expected, rules=rules
+        )
     except corpus.CorpusError as e:
         raise UsageError(str(e)) from None
     bad = [r for r in results if not r.ok]
@@ -51,6 +55,8 @@ def cmd_mine(args: argparse.Namespace, roots: list[str]) -> int:
         raise UsageError("corpus mine needs a directory or file of boot logs")
     if args.write_expected:
         raise UsageError("--write-expected is for labelled corpus logs, not for mining")
+    if args.rules:
+        raise UsageError("--rules is for `corpus DIR` and scan-source; mine reads built-in rules")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     bar = mine.progress_bar(sys.stderr) if sys.stderr.isatty() else None
@@ -103,8 +109,9 @@ def cmd_scan_source(args: argparse.Namespace) -> int:
     if len(paths) > 2:
         raise UsageError("scan-source takes one release, or two: OLD NEW")
     old, new = (paths[0], paths[1]) if len(paths) == 2 else (None, paths[0])
+    table = tuple(ruleset(args)) if args.rules else None
     try:
-        rep = report.scan(new, old, version=args.vllm_version)
+        rep = report.scan(new, old, version=args.vllm_version, rules=table)
     except sources.SourceError as e:
         raise UsageError(str(e)) from None
     text = report.render(rep, all_=args.all, top=args.top, wide=args.wide)
@@ -134,6 +141,7 @@ def register(sub: Any) -> None:
         help="write the classifier's numbers into labels that differ (marks them reviewed: false)",
     )
     k.add_argument("--fail-on-failure", action="store_true", help="exit 1 when a log disagrees")
+    rules_arg(k)
     k.add_argument("--json", action="store_true", help="print JSON")
     k.add_argument("--wide", action="store_true", help="whole lines, and what every log gave")
     k.add_argument("--jobs", type=int, metavar="N", help="mine: processes (default: every core)")
@@ -160,6 +168,7 @@ def register(sub: Any) -> None:
         "two of them: OLD NEW",
     )
     s.add_argument("--vllm-version", help="the (newer) release, if its path does not say it")
+    rules_arg(s)
     s.add_argument("--all", action="store_true", help="list everything, not only what to act on")
     s.add_argument(
         "--top", type=int, default=15, metavar="N", help="gaps to list (default: %(default)s)"

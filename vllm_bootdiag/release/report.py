@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cli import documents
+from ..rules import RULES, Rule
 from . import engine_strings, gaps, source_scan, sources
 
-SCHEMA_VERSION = 1
-"""Bumped when a key of `as_dict` changes meaning or goes away (new keys may appear)."""
+SCHEMA_VERSION = documents.SCHEMA_VERSION
+"""The CLI's: bumped when a key of `as_dict` changes meaning or goes away. The keys are
+those of `vllm-bootdiag schema scan-source` (release/schemas.py), always present."""
 
 WIDTH = 80
 
@@ -102,15 +106,22 @@ def scan(
     old: str | Path | None = None,
     version: str | None = None,
     old_version: str | None = None,
+    rules: Sequence[Rule] | None = None,
 ) -> Report:
-    """Read the release at `path` (and `old`) and run every check."""
+    """Read the release at `path` (and `old`) and run every check.
+
+    `rules` replaces the built-in table (the CLI's `--rules FILE` adds a user's rules to
+    it): a rule written for a release's new message is checked, and its gap closed,
+    before it lands.
+    """
+    table: Sequence[Rule] = RULES if rules is None else rules
     new = sources.load(path, version)
     before = sources.load(old, old_version) if old is not None else None
     return Report(
         new,
         before,
-        source_scan.check_rules(new, before),
-        gaps.find(new, before),
+        source_scan.check_rules(new, before, table),
+        gaps.find(new, before, table),
         engine_strings.check(new, before),
     )
 

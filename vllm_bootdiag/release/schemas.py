@@ -1,0 +1,155 @@
+"""The JSON Schemas of the release tools' documents: `corpus mine --json` and
+`scan-source --json`, printed by `vllm-bootdiag schema mine|scan-source`.
+
+These documents are built by hand (`Mined.as_dict`, `Report.as_dict`), not by pydantic
+models, so their schemas are written here beside each other, closed (no key outside
+the schema, every key required), and a test validates the printed documents against
+the printed schemas: a key added, renamed or dropped in `as_dict` fails it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from .sources import Kind
+
+_STR: dict[str, Any] = {"type": "string"}
+_INT: dict[str, Any] = {"type": "integer"}
+_NUM: dict[str, Any] = {"type": "number"}
+_BOOL: dict[str, Any] = {"type": "boolean"}
+_STRS: dict[str, Any] = {"type": "array", "items": _STR}
+_COUNTS: dict[str, Any] = {"type": "object", "additionalProperties": _INT}
+"""A tally by name (kind, rule id, tier): names come and go with the input, counts are ints."""
+
+
+def _null(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _enum(*values: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+def _obj(description: str | None = None, **props: dict[str, Any]) -> dict[str, Any]:
+    """A closed object: exactly these keys, always present."""
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+    if description:
+        out["description"] = description
+    return out
+
+
+def _array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def mine(version: int) -> dict[str, Any]:
+    """`corpus mine --json`: a fleet's logs counted, the unread ones grouped."""
+    group = _obj(
+        "Logs whose error line masks to the same template, most common first.",
+        pattern=_STR,
+        count=_INT,
+        kinds=_COUNTS,
+        example=_STR,
+        example_line=_STR,
+    )
+    return _obj(
+        "A fleet's saved boot logs classified in one run (vllm-bootdiag corpus mine).",
+        schema_version={"const": version, "type": "integer"},
+        files=_INT,
+        seconds=_NUM,
+        logs_per_second=_NUM,
+        cpu_seconds=_NUM,
+        workers=_INT,
+        kinds=_COUNTS,
+        rules=_COUNTS,
+        tiers=_COUNTS,
+        groups=_array(group),
+        unreadable=_array(_obj(path=_STR, error=_STR)),
+    )
+
+
+def scan_source(version: int) -> dict[str, Any]:
+    """`scan-source --json`: the rule table and engine strings against a release."""
+    release = _obj(path=_STR, vllm_version=_STR, files=_INT, templates=_INT)
+    summary = _obj(
+        None,
+        **{
+            k: _INT
+            for k in (
+                "rules_checked",
+                "rules_ok",
+                "drift",
+                "reworded",
+                "removed",
+                "outside_range",
+                "moved",
+                "shifted",
+                "gaps",
+                "gaps_high",
+                "engine_strings_to_check",
+            )
+        },
+    )
+    kinds = _enum(*get_args(Kind))
+    closest = _obj(
+        "The release's template nearest a drifted rule's wording.",
+        location=_STR,
+        kind=kinds,
+        template=_STR,
+        similarity=_NUM,
+        diff=_STR,
+    )
+    moved = _obj(kind=_enum("file", "line"), reference=_STR, found=_STRS)
+    finding = _obj(
+        "One rule vLLM prints, checked against the release.",
+        rule_id=_STR,
+        status=_enum("ok", "drift", "outside_range", "absent"),
+        ok=_BOOL,
+        in_range=_BOOL,
+        present=_BOOL,
+        change=_null(_enum("reworded", "removed")),
+        locations=_STRS,
+        old_locations=_null(_STRS),
+        closest=_null(closest),
+        moved=_null(moved),
+    )
+    gap = _obj(
+        "A boot-path message no rule reads, ranked by how likely it ends a boot.",
+        location=_STR,
+        area=_STR,
+        kind=kinds,
+        exception=_null(_STR),
+        function=_null(_STR),
+        template=_STR,
+        score=_INT,
+        likelihood=_enum("high", "medium", "low"),
+        new=_null(_BOOL),
+    )
+    engine = _obj(
+        "A version line, phase marker or OOM frame name the engine depends on.",
+        group=_enum("version", "marker", "raw_marker", "oom_frame"),
+        family=_STR,
+        name=_STR,
+        probe=_STR,
+        status=_enum("ok", "missing", "gone", "not_vllm"),
+        locations=_STRS,
+        old_locations=_null(_STRS),
+        moved=_BOOL,
+    )
+    return _obj(
+        "A vLLM release's source checked against the rule table (vllm-bootdiag scan-source).",
+        schema_version={"const": version, "type": "integer"},
+        release=release,
+        old=_null(release),
+        needs_action=_BOOL,
+        summary=summary,
+        rules=_array(finding),
+        unchecked=_array(_obj(rule_id=_STR, printed_by=_STR)),
+        gaps=_array(gap),
+        engine_strings=_array(engine),
+    )

@@ -87,6 +87,19 @@ _BARE_SGR = regex.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
 PREFIX_AT_START = re.compile(
     r"\n(?:" + ANY_PREFIX.pattern + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
 )
+"""A wrapper at the start of any line of "\n" + the lines joined. The two patterns below
+split it (a search for it finds a match exactly when one of them does), so each line start
+costs a one-character test: the wrappers that need a `|` are looked for only when the text
+has one, and the others only at a line that starts with a character one of them can."""
+_PIPED = ("ci_gutter", "compose_prefix")
+PIPE_PREFIX_AT_START = re.compile(
+    r"\n(?:" + "|".join(f"(?:{p.pattern})" for n, p in PREFIXES if n in _PIPED) + ")"
+)
+OTHER_PREFIX_AT_START = re.compile(
+    r"\n(?=[0-9a-z\[>{ \t`~<\x1bJFMASOND])(?:"
+    + "|".join(f"(?:{p.pattern})" for n, p in PREFIXES if n not in _PIPED)
+    + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
+)
 
 
 def strip_prefixes(text: str) -> tuple[str, list[str]]:

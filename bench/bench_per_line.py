@@ -1,0 +1,146 @@
+"""Benchmark: classify's cost per line of a corpus tail, as a ratio to a worker's usual
+regex list (tools/regex_baseline.py) measured in the same run, and BootWatcher.feed.
+
+Run: python bench/bench_per_line.py [--against DIR] [--repeat 7]
+
+Every corpus log is read as a worker keeps it (its last 400 lines). `classify` runs
+over each tail; `usual()` (the handful of case-insensitive patterns over the joined
+text that workers grep with) runs over the same tails, in the same process, so the
+ratio holds whatever the machine's load. BootWatcher feeds every corpus log line by
+line: once with its report (one diagnosis per log, as a worker gets it) and once
+over the lines before the report only (the per-line cost of watching a boot).
+
+`--against DIR` measures the same in a subprocess that imports vllm_bootdiag from
+DIR (an export of an older commit: `git archive cb3e784 vllm_bootdiag | tar -x -C DIR`),
+on the same tails, alternating runs with this checkout: the before/after of a
+change as ratios in one run. Not a timed test: absolute figures depend on the
+machine; the ratios are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def corpus_tails() -> list[list[str]]:
+    """Every corpus log's last 400 lines, read as the file reader reads them."""
+    from vllm_bootdiag import corpus, logtail
+
+    return [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
+
+
+def measure(tails: list[list[str]], repeat: int) -> dict[str, float]:
+    """Seconds (best of `repeat`) for usual(), classify and BootWatcher over `tails`,
+    with whichever vllm_bootdiag this interpreter imports."""
+    import vllm_bootdiag
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from regex_baseline import usual
+
+    classify, watcher = vllm_bootdiag.classify, vllm_bootdiag.BootWatcher
+    before: list[list[str]] = []  # each tail up to the line that makes feed report
+    for tail in tails:
+        w = watcher()
+        cut = len(tail)
+        for n, line in enumerate(tail):
+            if w.feed(line) is not None:
+                cut = n
+                break
+        before.append(tail[:cut])
+
+    def feed_all(streams: list[list[str]]) -> None:
+        for lines in streams:
+            feed = watcher().feed
+            for line in lines:
+                feed(line)
+
+    def each(fn: Callable[[list[str]], object]) -> Callable[[], None]:
+        return lambda: [fn(t) for t in tails] and None
+
+    return {
+        "usual": _best(each(usual), repeat),
+        "classify": _best(each(classify), repeat),
+        "watch": _best(lambda: feed_all(tails), repeat),
+        "watch_before": _best(lambda: feed_all(before), repeat),
+        "lines": float(sum(map(len, tails))),
+        "lines_before": float(sum(map(len, before))),
+    }
+
+
+def _print(name: str, m: dict[str, float]) -> None:
+    n, nb = m["lines"], m["lines_before"]
+    print(
+        f"{name}: classify {m['classify'] * 1e6 / n:.2f} us/line, "
+        f"usual regex list {m['usual'] * 1e6 / n:.2f} us/line, "
+        f"classify/usual {m['classify'] / m['usual']:.2f}"
+    )
+    print(
+        f"{name}: BootWatcher.feed {n / m['watch'] / 1e3:.0f}k lines/s with its reports, "
+        f"{nb / m['watch_before'] / 1e3:.0f}k lines/s before them ({nb:.0f} lines)"
+    )
+
+
+def _worker(tails_file: str, repeat: int) -> None:
+    tails = json.loads(Path(tails_file).read_text())
+    print(json.dumps(measure(tails, repeat)))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--against", type=Path, help="a directory holding an older vllm_bootdiag/")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--rounds", type=int, default=3, help="alternations with --against")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        _worker(args.worker, args.repeat)
+        return
+    tails = corpus_tails()
+    print(f"{len(tails)} corpus tails, {sum(map(len, tails)):,} lines")
+    if args.against is None:
+        _print("this checkout", measure(tails, args.repeat))
+        return
+    with tempfile.TemporaryDirectory() as d:
+        tails_file = Path(d) / "tails.json"
+        tails_file.write_text(json.dumps(tails))
+        env = {**os.environ, "PYTHONPATH": str(args.against.resolve())}
+        cmd = [sys.executable, __file__, "--worker", str(tails_file), "--repeat", str(args.repeat)]
+        now: list[dict[str, float]] = []
+        then: list[dict[str, float]] = []
+        for _ in range(args.rounds):  # alternated, so a burst of load hits both alike
+            out = subprocess.run(cmd, env=env, cwd=d, check=True, capture_output=True, text=True)
+            then.append(json.loads(out.stdout))
+            now.append(measure(tails, args.repeat))
+    base = {k: min(r[k] for r in then) for k in then[0]}
+    cur = {k: min(r[k] for r in now) for k in now[0]}
+    _print(f"then ({args.against})", base)
+    _print("now", cur)
+    rel = (cur["classify"] / cur["usual"]) / (base["classify"] / base["usual"])
+    print(
+        f"now/then: classify {cur['classify'] / base['classify']:.2f}x the time "
+        f"({rel:.2f}x as a ratio to the regex list in each process); BootWatcher.feed "
+        f"{base['watch_before'] / cur['watch_before']:.2f}x the lines/s before a report"
+    )
+
+
+if __name__ == "__main__":
+    main()

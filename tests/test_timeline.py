@@ -62,3 +62,28 @@ def test_phase_lines_under_ansi_and_tags() -> None:
     assert [e.phase for e in tl.events] == ["weights_loaded", "kv_cache_sized"]
     assert tl.events[0].seconds == 5.0  # across a month boundary
     assert tl.facts.model_weights_gib == 2.5 and tl.facts.available_kv_cache_gib == 6.25
+
+
+def test_events_cite_the_files_line_when_given_the_tails_offset() -> None:
+    """A tail of the last 120 lines: each event cites the line of the whole file."""
+    lines = (CORPUS / "0.32.0/booted__qwen05b-compiled__cpu.log").read_text().splitlines()
+    whole = timeline.build(lines)
+    cut = len(lines) - 120
+    tail = timeline.build(lines[cut:], first_line=cut + 1)
+    late = {e.phase: e.line for e in whole.events if e.line > cut}
+    assert late and {e.phase: e.line for e in tail.events} == late
+
+
+def test_the_timeline_command_numbers_lines_from_the_file(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    log = CORPUS / "0.32.0/booted__qwen05b-compiled__cpu.log"
+    n = len(log.read_text().splitlines())
+    out = subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", "timeline", str(log), "--lines", "120", "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    events = json.loads(out)["events"]
+    assert events and all(n - 120 < e["line"] <= n for e in events), (n, events)

@@ -231,6 +231,9 @@ def build_from_tail(tail: Tail, phases: list[tuple[int, str]] | None = None) -> 
     )
 
 
-def build(lines: Sequence[str]) -> Timeline:
-    """The boot phases reached, with timestamps, and the boot's numbers."""
-    return build_from_tail(Tail(lines, progress_key))
+def build(lines: Sequence[str], first_line: int = 1) -> Timeline:
+    """The boot phases reached, with timestamps, and the boot's numbers. `first_line`
+    is the number of `lines[0]` in the whole log (a tail's offset), so each event
+    cites the file's line, not the tail's."""
+    numbers = range(first_line, first_line + len(lines)) if first_line != 1 else None
+    return build_from_tail(Tail(lines, progress_key, numbers))

@@ -88,7 +88,8 @@ def cmd_classify(args: argparse.Namespace) -> int:
 def cmd_timeline(args: argparse.Namespace) -> int:
     from .. import timeline
 
-    tl = timeline.build(read(args.log, args.lines).lines)
+    t = read(args.log, args.lines)
+    tl = timeline.build(t.lines, first_line=t.first_line or 1)
     rows = [
         f"{e.line:>5}  {e.timestamp or '--':<14} "
         f"{'' if e.seconds_from_start is None else f'+{e.seconds_from_start:.0f}s':>7}  "

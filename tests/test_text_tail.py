@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vllm_bootdiag import logtail
 from vllm_bootdiag.text import tail as text_tail
@@ -237,3 +239,34 @@ def test_stream_memory_is_bounded_by_the_tail() -> None:
     data, dropped = text_tail._stream_tail(blocks(), 10)
     seen.append(len(data))
     assert seen[0] <= text_tail._budget(10) + 65536 and dropped == 0
+
+
+def _split_reference(text: str, lines: int | None) -> list[str]:
+    """split_lines as first written: every line through the redraw and the cut."""
+    out = text.replace("\r\n", "\n").split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if lines is not None and len(out) > lines:
+        out = out[-lines:]
+    return [text_tail._last_redraw(line)[: text_tail.MAX_LINE_CHARS] for line in out]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["\n", "\r\n", "\r", " ", "█", "x" * 9000, "\x00", "ok"]),
+            st.text(max_size=20),
+        ),
+        max_size=12,
+    ),
+    st.one_of(st.none(), st.integers(1, 5)),
+)
+def test_split_lines_fast_paths_agree_with_the_plain_one(parts: list[str], lines: int | None) -> None:
+    """Lines are only redrawn and cut where some line needs it; the result is the same."""
+    text = "".join(parts)
+    assert text_tail.split_lines(text, lines) == _split_reference(text, lines)
+
+
+@given(st.binary(max_size=64))
+def test_decode_drops_nuls_as_it_did(data: bytes) -> None:
+    assert text_tail.decode(data) == data.decode("utf-8", errors="replace").replace("\x00", "")

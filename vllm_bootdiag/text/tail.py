@@ -71,12 +71,21 @@ def split_lines(text: str, lines: int | None = DEFAULT_LINES) -> list[str]:
     like a terminal, we keep what was drawn last. Only the last `lines` lines
     are kept (all of them when `lines` is None).
     """
-    out = text.replace("\r\n", "\n").split("\n")
+    redrawn = "\r" in text
+    if redrawn:
+        text = text.replace("\r\n", "\n")
+        redrawn = "\r" in text
+    out = text.split("\n")
     if out and out[-1] == "":
         out.pop()
     if lines is not None and len(out) > lines:
         out = out[-lines:]
-    return [_last_redraw(line)[:MAX_LINE_CHARS] for line in out]
+    # Per-line work only where some line needs it (most logs have no CR, no long line).
+    if redrawn:
+        out = [_last_redraw(line) for line in out]
+    if len(text) > MAX_LINE_CHARS and max(map(len, out), default=0) > MAX_LINE_CHARS:
+        out = [line[:MAX_LINE_CHARS] for line in out]
+    return out
 
 
 def _last_redraw(line: str) -> str:
@@ -89,7 +98,8 @@ def _last_redraw(line: str) -> str:
 
 def decode(data: bytes) -> str:
     """Decode log bytes as UTF-8, replacing what is not, and dropping NULs."""
-    return data.decode("utf-8", errors="replace").replace("\x00", "")
+    text = data.decode("utf-8", errors="replace")
+    return text.replace("\x00", "") if b"\x00" in data else text
 
 
 def check_lines(lines: int) -> int:

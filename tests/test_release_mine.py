@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,18 @@ def test_cli_mine_errors_are_one_line(tmp_path: Path, args: list[str], message: 
     assert r.returncode == 2
     assert r.stderr.startswith("vllm-bootdiag: error: ") and r.stderr.count("\n") == 1
     assert message in r.stderr
+
+
+def test_each_file_gets_the_answer_classify_file_gives() -> None:
+    """Mining reads tails without numbering them, on forked workers: the answers are
+    still classify_file's, file by file, over the whole corpus."""
+    logs = sorted(str(p) for p in CORPUS.glob("*/*.log"))
+    expected = []
+    for path in logs:
+        d = pipeline.classify_file(path)
+        one = mine.classify_one(path)
+        assert (one.kind, one.rule_id, one.tier) == (d.primary.kind, d.primary.rule_id, d.match)
+        expected.append(d.primary.kind)
+    pooled = mine.mine(logs, workers=2, batch=16)
+    assert pooled.files == len(logs)
+    assert pooled.kinds == Counter(expected)

@@ -64,13 +64,18 @@ class One:
 
 
 def classify_one(path: str) -> One:
-    """Classify one file; unreadable files are an answer, not an exception."""
+    """Classify one file as `classify_file` does; unreadable files are an answer, not an
+    exception. The lines before the tail are not counted (a fleet's logs can be long,
+    and an answer here carries no line numbers)."""
     from .. import logtail, pipeline
+    from ..rules.ruleset import default_rules
+    from ..text import tail as text_tail
 
     try:
-        d = pipeline.classify_file(path)
+        t = text_tail.read(path, logtail.DEFAULT_LINES, number_lines=False)
     except (logtail.LogReadError, OSError) as e:
         return One(path, "unreadable", None, None, None, str(e)[:200])
+    d = pipeline.run(t.lines, None, default_rules())
     p = d.primary
     tier = getattr(d, "match", None)
     line: str | None = None
@@ -234,10 +239,8 @@ def mine(
     progress: Callable[[int, float], None] | None = None,
 ) -> Mined:
     """Classify every file under `roots` on `workers` processes (all cores by default)."""
-    from .. import pipeline  # compiled before forking: each worker inherits it
-
-    pipeline.classify("")
     n = workers or os.cpu_count() or 1
+    _warm(every_rule=n > 1)
     out = Mined(workers=n)
     start = time.perf_counter()
     cpu = _cpu()
@@ -266,6 +269,21 @@ def mine(
     if progress:
         progress(out.files, out.seconds)
     return out
+
+
+def _warm(every_rule: bool) -> None:
+    """Load the engine once here, before any worker forks: with `every_rule`, compile
+    every rule's patterns and build every outcome's validator too (both are otherwise
+    built on first use), so each worker starts ready instead of building them again."""
+    from .. import outcomes, pipeline
+    from ..rules.ruleset import default_rules
+
+    pipeline.classify("")
+    if every_rule:
+        for rule in default_rules():
+            _ = rule.compiled
+        for kind in outcomes.OUTCOME_TYPES.values():
+            kind.model_rebuild()
 
 
 def _cpu() -> float:

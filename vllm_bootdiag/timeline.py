@@ -121,6 +121,9 @@ class BootFacts(BaseModel):
     suggested_gpu_memory_utilization: float | None = None
     """The utilization that line names: the asked one plus the graph estimate's share."""
     auto_fit_max_model_len: int | None = None
+    max_num_batched_tokens: int | None = None
+    """`Chunked prefill is enabled with max_num_batched_tokens=N`: the value the boot ran
+    with (the release's default when the launch left it unset)."""
     port: int | None = None
     init_engine_seconds: float | None = None
     non_default_args: str | None = None

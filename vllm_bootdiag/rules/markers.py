@@ -143,6 +143,19 @@ MARKERS: tuple[Marker, ...] = (
             "took 0.206279 seconds",
         ),
     ),
+    # config.py:2004 (0.8.5), config/scheduler.py:308 (0.32.0), :311 (0.33.0): the value
+    # the boot ran with, whatever the release's defaults (the planner cuts from it).
+    Marker(
+        "chunked_prefill",
+        r"Chunked prefill is enabled with",
+        None,
+        (("max_num_batched_tokens", r"max_num_batched_tokens=(\d+)"),),
+        vllm=">=0.8.5",
+        examples=(
+            "(APIServer pid=11428) INFO 11-29 17:48:32 [scheduler.py:222] Chunked prefill is "
+            "enabled with max_num_batched_tokens=2048.",
+        ),
+    ),
     Marker(
         "weights_loaded",
         r"Model loading took",

@@ -1,7 +1,7 @@
 """The planner fed the way a serving worker feeds it: its own environment.
 
 The boot logs here are rendered from vLLM 0.32.0's own format strings (file:line
-in the 0.32.0 wheel, cited at each template) for the measured scenario of the
+in the 0.32.0 wheel, cited at each builder in tests/fakes/vllm_lines.py) for the measured scenario of the
 issue: an 8B bf16 model on a 32 GB card, 14.99 GiB of weights, 128 KiB of KV per
 token, utilization 0.95, MAX_NUM_SEQS=256. The same memory state is rendered in
 the V1 runner's wording (`Estimated CUDA graph memory`) and in Model Runner V2's
@@ -12,17 +12,17 @@ file through `plan --env-file`, as a worker would.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
+from fakes import vllm_lines as V
 
 from vllm_bootdiag import Policy, classify, plan
 from vllm_bootdiag.cli.remediation import main
 from vllm_bootdiag.launch import LaunchConfig
 from vllm_bootdiag.planning import POLICY_ENV_NAMES, Attempt, PolicyError, Relaunch
 
-GIB = 1 << 30
+GIB = V.GIB
 KV_PER_TOKEN = 128 << 10  # 8B Llama: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes
 BLOCK = 16
 TOTAL_GIB = 31.36
@@ -31,130 +31,26 @@ BEFORE_GRAPHS_GIB = 13.23
 """What the requested memory leaves for KV at 256 seqs before the graph figure is taken."""
 
 
-def _format_gib(b: float) -> str:
-    """vllm/utils/mem_utils.py:30 format_gib."""
-    return f"{round(b / GIB, 2)}"
-
-
-def _rec(proc: str, level: str, clock: str, src: str, msg: str) -> str:
-    return f"({proc}) {level} 11-29 {clock} [{src}] {msg}"
-
-
 def render(max_model_len: int, graph_gib: float, runner: str) -> str:
     """One failed 0.32.0 boot: the KV check of `max_model_len` tokens with `graph_gib`
     reserved for graphs (vLLM subtracts it: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1,
     0.32's default)."""
     available = round((BEFORE_GRAPHS_GIB - graph_gib) * GIB)
-    needed = math.ceil(max_model_len / BLOCK) * BLOCK * KV_PER_TOKEN
+    needed = V.kv_bytes(max_model_len, KV_PER_TOKEN, BLOCK)
     est = available // (BLOCK * KV_PER_TOKEN) * BLOCK  # estimate_max_model_len: whole blocks
-    equiv = round(UTIL - graph_gib / TOTAL_GIB, 4)
-    suggested = min(round(UTIL + graph_gib / TOTAL_GIB, 4), 1.0)
-    api, eng = "APIServer pid=2210", "EngineCore pid=2300"
-    lines = [
-        # vllm/entrypoints/utils.py banner (api_utils.py:347 in 0.32.0)
-        _rec(
-            api,
-            "INFO",
-            "16:18:01",
-            "api_utils.py:347",
-            " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
-        ),
-        # vllm/v1/engine/core.py:133 "Initializing a V1 LLM engine (v%s) with config: %s"
-        _rec(
-            eng,
-            "INFO",
-            "16:18:09",
-            "core.py:133",
-            "Initializing a V1 LLM engine (v0.32.0) with config: "
-            f"model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len={max_model_len}",
-        ),
-    ]
     if runner == "v1":
-        lines += [
-            # vllm/v1/worker/gpu_model_runner.py:5149
-            _rec(
-                eng,
-                "INFO",
-                "16:18:34",
-                "gpu_model_runner.py:5149",
-                "Model loading took 14.99 GiB memory and 21.338710 seconds",
-            ),
-            # gpu_model_runner.py:6369 "Profiling CUDA graph memory: %s"
-            _rec(
-                eng,
-                "INFO",
-                "16:19:24",
-                "gpu_model_runner.py:6369",
-                "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)",
-            ),
-            # gpu_model_runner.py:6474 "Estimated CUDA graph memory: %.2f GiB total"
-            _rec(
-                eng,
-                "INFO",
-                "16:19:31",
-                "gpu_model_runner.py:6474",
-                f"Estimated CUDA graph memory: {graph_gib:.2f} GiB total",
-            ),
-        ]
+        graphs = [V.model_loading(14.99), V.graph_groups(), V.graph_estimate(graph_gib)]
     else:
-        lines += [
-            # vllm/v1/worker/gpu/model_runner.py:424
-            _rec(
-                eng,
-                "INFO",
-                "16:18:34",
-                "model_runner.py:424",
-                "Model loading took 14.99 GiB memory and 21.338710 seconds",
-            ),
-            # gpu/model_runner.py:1127, from profile_cudagraph_memory's throwaway capture
-            _rec(
-                eng,
-                "INFO",
-                "16:19:31",
-                "model_runner.py:1127",
-                f"Graph capturing finished in 3 secs, took {graph_gib:.2f} GiB",
-            ),
-        ]
-    lines += [
-        # vllm/v1/worker/gpu_worker.py:759 "Available KV cache memory: %s GiB"
-        _rec(
-            eng,
-            "INFO",
-            "16:19:31",
-            "gpu_worker.py:759",
-            f"Available KV cache memory: {_format_gib(available)} GiB",
-        ),
-        # gpu_worker.py:774, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on
-        _rec(
-            eng,
-            "INFO",
-            "16:19:31",
-            "gpu_worker.py:774",
-            "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
-            f"--gpu-memory-utilization={UTIL:.4f} is equivalent to --gpu-memory-utilization="
-            f"{equiv:.4f} without CUDA graph memory profiling. To maintain the same effective "
-            f"KV cache size as before, increase --gpu-memory-utilization to {suggested:.4f}. "
-            "To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
-        ),
-        # vllm/v1/engine/core.py:1510 logger.exception
-        _rec(eng, "ERROR", "16:19:32", "core.py:1510", "EngineCore failed to start."),
-        # vllm/v1/core/kv_cache_utils.py:1030 _check_enough_kv_cache_memory
-        _rec(
-            eng,
-            "ERROR",
-            "16:19:32",
-            "core.py:1510",
-            "ValueError: To serve at least one request with the model's max seq len "
-            f"({max_model_len}), ({_format_gib(needed)} GiB KV cache is needed, which is "
-            "larger than the available KV cache memory "
-            f"({_format_gib(available)} GiB). Based on the available memory, the estimated "
-            f"maximum model length is {est}. Try increasing `gpu_memory_utilization` (which "
-            "also controls CPU memory on the CPU backend) or decreasing `max_model_len` when "
-            "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/"
-            "conserving_memory/ for more details.",
-        ),
-    ]
-    return "\n".join(lines) + "\n"
+        graphs = [V.model_loading(14.99, "model_runner.py:424"), V.mrv2_capture(graph_gib)]
+    return V.lines(
+        V.banner("0.32.0"),
+        V.engine_init("0.32.0", max_model_len),
+        *graphs,
+        V.available_kv(V.format_gib(available)),
+        V.profiling_enabled(UTIL, graph_gib, TOTAL_GIB),
+        V.failed_to_start(),
+        V.kv_check_error(max_model_len, needed, available, est),
+    )
 
 
 WORKER_ENV = {
@@ -243,79 +139,21 @@ def render_018(max_model_len: int, graph_gib: float) -> str:
     """A failed 0.18.0 boot: the estimate printed, not subtracted (the 0.18 default,
     VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0), so the KV check had all 13.23 GiB."""
     available = round(BEFORE_GRAPHS_GIB * GIB)
-    needed = math.ceil(max_model_len / BLOCK) * BLOCK * KV_PER_TOKEN
+    needed = V.kv_bytes(max_model_len, KV_PER_TOKEN, BLOCK)
     est = available // (BLOCK * KV_PER_TOKEN) * BLOCK
     suggested = min(round(0.9 + graph_gib / TOTAL_GIB, 4), 1.0)
-    api, eng = "APIServer pid=2210", "EngineCore_DP0 pid=2300"
-    lines = [
-        _rec(api, "INFO", "16:18:01", "utils.py:299", " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.18.0"),
-        # 0.18.0 vllm/v1/engine/core.py:103
-        _rec(
-            eng,
-            "INFO",
-            "16:18:09",
-            "core.py:103",
-            "Initializing a V1 LLM engine (v0.18.0) with config: "
-            f"model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len={max_model_len}",
-        ),
-        # 0.18.0 gpu_model_runner.py:4566, :5607, :5686
-        _rec(
-            eng,
-            "INFO",
-            "16:18:34",
-            "gpu_model_runner.py:4566",
-            "Model loading took 14.99 GiB memory and 21.338710 seconds",
-        ),
-        _rec(
-            eng,
-            "INFO",
-            "16:19:24",
-            "gpu_model_runner.py:5607",
-            "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)",
-        ),
-        _rec(
-            eng,
-            "INFO",
-            "16:19:31",
-            "gpu_model_runner.py:5686",
-            f"Estimated CUDA graph memory: {graph_gib:.2f} GiB total",
-        ),
-        # 0.18.0 gpu_worker.py:456, :490 (the estimate off: the default)
-        _rec(
-            eng,
-            "INFO",
-            "16:19:31",
-            "gpu_worker.py:456",
-            f"Available KV cache memory: {_format_gib(available)} GiB",
-        ),
-        _rec(
-            eng,
-            "INFO",
-            "16:19:31",
-            "gpu_worker.py:490",
-            "In v0.19, CUDA graph memory profiling will be enabled by default "
-            "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for "
-            "CUDA graph memory during KV cache allocation. To try it now, set "
-            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization "
-            f"from 0.9000 to {suggested:.4f} to maintain the same effective KV cache size.",
-        ),
-        # 0.18.0 core.py:1099; kv_cache_utils.py:641 (KV1-d: "models's", no CPU note)
-        _rec(eng, "ERROR", "16:19:32", "core.py:1099", "EngineCore failed to start."),
-        _rec(
-            eng,
-            "ERROR",
-            "16:19:32",
-            "core.py:1099",
-            "ValueError: To serve at least one request with the models's max seq len "
-            f"({max_model_len}), ({_format_gib(needed)} GiB KV cache is needed, which is "
-            f"larger than the available KV cache memory ({_format_gib(available)} GiB). "
-            f"Based on the available memory, the estimated maximum model length is {est}. "
-            "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-            "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/"
-            "conserving_memory/ for more details.",
-        ),
-    ]
-    return "\n".join(lines) + "\n"
+    eng = V.ENGINE_018
+    return V.lines(
+        V.banner("0.18.0", "utils.py:299"),
+        V.engine_init("0.18.0", max_model_len, "core.py:103", eng),
+        V.model_loading(14.99, "gpu_model_runner.py:4566", eng),
+        V.graph_groups(src="gpu_model_runner.py:5607", proc=eng),
+        V.graph_estimate(graph_gib, "gpu_model_runner.py:5686", eng),
+        V.available_kv(V.format_gib(available), "gpu_worker.py:456", eng),
+        V.profiling_will_be_enabled(0.9, suggested),
+        V.failed_to_start("core.py:1099", eng),
+        V.kv_check_error(max_model_len, needed, available, est, "0.18.0", eng),
+    )
 
 
 def test_018_estimate_printed_but_not_subtracted_never_goes_eager() -> None:
@@ -349,18 +187,8 @@ def test_032_with_estimate_env_0_plans_from_the_env_file(
     ]
     # Not subtracted: the KV check had the 0.30 GiB too (12.93 + 0.30 = 13.23 GiB).
     text = "\n".join(lines).replace("12.93 GiB", "13.23 GiB").replace("105920", "108368")
-    warning = _rec(
-        "EngineCore pid=2300",
-        "WARNING",
-        "16:19:31",
-        "gpu_worker.py:791",
-        "CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). "
-        "Without it, CUDA graph memory is not accounted for during KV cache allocation, "
-        "which may require lowering --gpu-memory-utilization to avoid OOM. Consider "
-        "re-enabling it (the default as of v0.21.0) and increasing --gpu-memory-utilization "
-        "from 0.9500 to 0.9596.",
-    )
-    text = text.replace("[gpu_worker.py:759]", "[gpu_worker.py:759]", 1) + warning + "\n"
+    warning = V.profiling_disabled_warning(0.95, 0.9596)
+    text = text + "\n" + warning + "\n"
     env = {**WORKER_ENV, "MAX_MODEL_LEN": "108440", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
     data = _plan_from_env_file(tmp_path, capsys, text, env)
     assert data["step"] == "lower_max_num_seqs+lower_max_model_len"
@@ -481,64 +309,14 @@ def test_plan_flag_overrides_the_env_file(
 def render_auto(util: float, available_gib: float, graph_gib: float) -> str:
     """A failed 0.32.0 boot under --max-model-len auto: KV memory at `util`, then
     kv_cache_utils.py:2454's ValueError (raised under core.py:1510)."""
-    equiv = round(util - graph_gib / TOTAL_GIB, 4)
-    suggested = min(round(util + graph_gib / TOTAL_GIB, 4), 1.0)
-    eng = "EngineCore pid=2300"
-    return (
-        "\n".join(
-            [
-                _rec(
-                    "APIServer pid=2210",
-                    "INFO",
-                    "16:18:01",
-                    "api_utils.py:347",
-                    " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
-                ),
-                _rec(
-                    eng,
-                    "INFO",
-                    "16:18:34",
-                    "gpu_model_runner.py:5149",
-                    "Model loading took 14.99 GiB memory and 21.338710 seconds",
-                ),
-                _rec(
-                    eng,
-                    "INFO",
-                    "16:19:31",
-                    "gpu_model_runner.py:6474",
-                    f"Estimated CUDA graph memory: {graph_gib:.2f} GiB total",
-                ),
-                _rec(
-                    eng,
-                    "INFO",
-                    "16:19:31",
-                    "gpu_worker.py:759",
-                    f"Available KV cache memory: {available_gib} GiB",
-                ),
-                _rec(
-                    eng,
-                    "INFO",
-                    "16:19:31",
-                    "gpu_worker.py:774",
-                    "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
-                    f"--gpu-memory-utilization={util:.4f} is equivalent to "
-                    f"--gpu-memory-utilization={equiv:.4f} without CUDA graph memory profiling. "
-                    "To maintain the same effective KV cache size as before, increase "
-                    f"--gpu-memory-utilization to {suggested:.4f}. To disable, set "
-                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
-                ),
-                _rec(eng, "ERROR", "16:19:32", "core.py:1510", "EngineCore failed to start."),
-                _rec(
-                    eng,
-                    "ERROR",
-                    "16:19:32",
-                    "core.py:1510",
-                    "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available "
-                    "to serve even a single token. Try increasing `gpu_memory_utilization`.",
-                ),
-            ]
-        )
-        + "\n"
+    return V.lines(
+        V.banner("0.32.0"),
+        V.model_loading(14.99),
+        V.graph_estimate(graph_gib),
+        V.available_kv(str(available_gib)),
+        V.profiling_enabled(util, graph_gib, TOTAL_GIB),
+        V.failed_to_start(),
+        V.auto_fit_error(),
     )
 
 
@@ -568,9 +346,16 @@ def test_auto_fit_small_deficit_at_the_cap_keeps_graphs_when_fewer_seqs_cover_it
     assert isinstance(r, Relaunch)
     assert r.step == "lower_max_num_seqs" and r.config.max_num_seqs == 32
     assert not r.config.enforce_eager and r.config.gpu_memory_utilization == 0.95
-    # Without a known concurrency the fallback covers it too; without fewer seqs, eager.
-    r2 = plan(d, LaunchConfig.from_env({**env, "MAX_NUM_SEQS": "32"}), Policy.from_env(env))
-    assert isinstance(r2, Relaunch) and r2.step == "enforce_eager"
+    # Seqs already at the concurrency: the full decode graphs go (a quarter of 0.53 GiB
+    # counted, 0.13 for the 0.13 short), graphs and torch.compile kept; then eager.
+    at32 = LaunchConfig.from_env({**env, "MAX_NUM_SEQS": "32"})
+    r2 = plan(d, at32, Policy.from_env(env))
+    assert isinstance(r2, Relaunch) and r2.step == "piecewise_cudagraphs"
+    assert r2.config.cudagraph_mode == "PIECEWISE" and not r2.config.enforce_eager
+    assert r2.env()["CUDAGRAPH_MODE"] == "PIECEWISE"
+    hist = [Attempt(config=at32), Attempt(config=r2.config, step=r2.step)]
+    r3 = plan(d, r2.config, Policy.from_env(env), hist)
+    assert isinstance(r3, Relaunch) and r3.step == "enforce_eager"
 
 
 def test_auto_fit_that_nothing_covers_gives_up_with_vllms_own_fix_first() -> None:

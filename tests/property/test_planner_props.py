@@ -81,6 +81,7 @@ configs = st.builds(
     max_num_batched_tokens=st.one_of(st.none(), st.integers(1024, 65536)),
     enforce_eager=st.one_of(st.none(), st.booleans()),
     max_cudagraph_capture_size=st.one_of(st.none(), st.integers(1, 1024)),
+    cudagraph_mode=st.sampled_from([None, "FULL_AND_PIECEWISE", "PIECEWISE"]),
     kv_cache_memory_bytes=st.one_of(st.none(), st.integers(2**20, 2**36)),
     block_size=st.one_of(st.none(), st.sampled_from([16, 32])),
 ).filter(lambda c: not c.problems())
@@ -122,6 +123,17 @@ def _graphs(config: LaunchConfig) -> float:
     return min(2 * _seqs(config), 512)
 
 
+def _sets(config: LaunchConfig, version: str | None) -> int:
+    """Sets of CUDA graphs captured: FULL_AND_PIECEWISE (the default from 0.11.0, and
+    taken for an unknown version) two, eager none, else one."""
+    if config.enforce_eager:
+        return 0
+    mode = config.cudagraph_mode
+    if mode is None:
+        mode = "PIECEWISE" if version == "0.9.2" else "FULL_AND_PIECEWISE"
+    return 2 if mode == "FULL_AND_PIECEWISE" else 1
+
+
 def _opt(value: int | None) -> float:
     return math.inf if value is None else float(value)
 
@@ -133,6 +145,7 @@ def _strictly_lower(old: LaunchConfig, new: LaunchConfig, version: str | None) -
         (_seqs(old), _seqs(new)),
         (_opt(old.max_num_batched_tokens), _opt(new.max_num_batched_tokens)),
         (_graphs(old), _graphs(new)),
+        (_sets(old, version), _sets(new, version)),
         (_opt(old.kv_cache_memory_bytes), _opt(new.kv_cache_memory_bytes)),
     ]
     return all(b <= a for a, b in pairs) and any(b < a for a, b in pairs)
@@ -172,6 +185,12 @@ def _check_relaunch(
         assert new.max_model_len >= policy.min_max_model_len
     if new.enforce_eager and not config.enforce_eager:
         assert policy.allow_eager
+    # never a compilation_config key the release lacks (an unknown key fails the boot)
+    if new.max_cudagraph_capture_size != config.max_cudagraph_capture_size:
+        assert d.vllm_version in (None, "0.13.0", "0.14.0", "0.19.0", "0.32.0")
+    if new.cudagraph_mode != config.cudagraph_mode:
+        assert d.vllm_version in ("0.13.0", "0.14.0", "0.19.0", "0.32.0")
+        assert new.cudagraph_mode == "PIECEWISE"
     # never a config twice, always less memory; a plain restart is the one exception
     if r.step == "restart":
         assert d.primary.kind in ("unknown", "engine_died")

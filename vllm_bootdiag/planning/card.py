@@ -22,6 +22,20 @@ def card_gib(ctx: Ctx) -> float | None:
     return figure / (suggested - now + 0.00005)  # the delta is rounded to 4 places: err low
 
 
+def card_total_gib(ctx: Ctx) -> float | None:
+    """The card's memory from any line that gives it: the graph-profiling line, else the
+    failure's own `total capacity` / total figure."""
+    total = card_gib(ctx)
+    if total is not None:
+        return total
+    o = ctx.diagnosis.primary
+    for name in ("total_capacity_gib", "total_gib"):
+        value = getattr(o, name, None)
+        if isinstance(value, (int, float)) and value > 0:
+            return float(value)
+    return None
+
+
 def raise_step(ctx: Ctx, target: float, why: str, frees: float | None, basis: str) -> Step:
     current = effective_gpu_memory_utilization(ctx.config, ctx.version)
     return Step(

@@ -13,6 +13,7 @@ from .memory import (
     len_key,
 )
 from .policy import Policy
+from .releases import graph_sets
 from .results import Degradation
 
 EAGER_MESSAGE = (
@@ -90,6 +91,16 @@ def degradations(
                 kind="fewer_cuda_graphs",
                 message=f"CUDA graphs only up to batch {cap_new} (was {cap_old}); larger "
                 f"batches run without them, slower",
+            )
+        )
+    sets_old, sets_new = graph_sets(original, version), graph_sets(new, version)
+    if 0 < sets_new < sets_old and not new.enforce_eager:
+        out.append(
+            Degradation(
+                kind="fewer_cuda_graphs",
+                message=f"cudagraph_mode {new.cudagraph_mode}: full decode CUDA graphs off, "
+                f"piecewise graphs and torch.compile kept; decode somewhat slower (attention "
+                f"runs between graph pieces), far less than eager mode",
             )
         )
     kv_old, kv_new = original.kv_cache_memory_bytes, new.kv_cache_memory_bytes

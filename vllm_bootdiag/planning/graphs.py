@@ -25,10 +25,33 @@ from packaging.version import Version
 from ..launch import LaunchConfig
 from ..timeline import BootFacts
 
+GRAPH_FIXED_SHARE = 3 / 7
+"""Graph memory at largest capture c is taken as A + (1 - A) * c / 512 of the figure at
+512, with A fitted to the one measurement we have: on a 70B, graphs at 32 seqs
+(largest 64) were ~0.5x those at 256 (largest 512), where scaling says 0.125x.
+The first capture (the largest batch) dominates; each smaller graph adds little."""
+FULL_GRAPHS_SHARE = 0.25
+"""What dropping the full decode graphs (FULL_AND_PIECEWISE -> PIECEWISE) is counted to
+free, as a share of the graph figure: a guess. vLLM overlays both sets in one pool
+and counts the larger first capture once (gpu_model_runner.py:6462-6466 in 0.32.0),
+so only the full graphs' per-graph share goes."""
+
 ESTIMATE_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 ESTIMATE_SINCE = Version("0.18")
 ESTIMATE_DEFAULT_ON_SINCE = Version("0.20")
 MRV2_PROFILING_SINCE = Version("0.29")
+
+
+def graph_share(largest_new: int, largest_old: int) -> float:
+    """Graph memory at `largest_new` as a share of that at `largest_old` (see
+    GRAPH_FIXED_SHARE): 64 vs 512 gives 0.5, 32 vs 64 0.93."""
+    if largest_old <= 0:
+        return 1.0
+
+    def m(c: int) -> float:
+        return GRAPH_FIXED_SHARE + (1 - GRAPH_FIXED_SHARE) * min(c, 512) / 512
+
+    return min(1.0, m(max(largest_new, 0)) / m(largest_old))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
-"""Steps for a KV cache that cannot hold one request (or any): fewer seqs, a
-context cut or eager mode, sized by the numbers vLLM printed.
+"""Steps for a KV cache that cannot hold one request (or any), sized by the numbers
+vLLM printed, in the order of what they cost: fewer seqs (free), more of the card
+(within the policy), graphs kept but fewer (graph_steps.py), a small context cut
+where the policy prefers it to eager, eager mode, then a larger context cut.
 
 Fewer seqs costs nothing the worker uses, so plan() adds it to every memory
 relaunch (`with_fewer_seqs`); what it frees is a guess, counted conservatively.
@@ -7,142 +9,21 @@ relaunch (`with_fewer_seqs`); what it frees is a guess, counted conservatively.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import outcomes
-from .card import card_gib, raise_step
+from .card import card_gib, card_total_gib, raise_step
 from .context import Ctx, Step, give_up_memory, round_len, update
+from .graph_steps import eager_step, graph_keeping_steps
 from .memory import (
     AUTO_MAX_MODEL_LEN_SINCE,
     DEFAULT_BLOCK_SIZE,
-    DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    MAX_CAPTURE_SIZE,
     MIN_BATCHED_TOKENS,
     at_least,
-    effective_capture_max,
     effective_gpu_memory_utilization,
-    effective_max_num_seqs,
     len_key,
-    seqs_for,
 )
+from .releases import default_batched_tokens
 from .results import GiveUp
-
-GRAPH_SHRINK_CREDIT = 0.5
-"""At most this share of the graph figure is counted as freed by fewer seqs: graph
-memory does not scale with the largest capture size (on a 70B, graphs at 32 seqs
-measured ~0.5x those at 256, where scaling says 0.125x)."""
-
-
-@dataclass(frozen=True)
-class _Seqs:
-    """max_num_seqs down to the worker's concurrency, and what that frees."""
-
-    current: int
-    target: int
-    known: bool
-    """The concurrency came from the policy (else the fallback is a guess)."""
-    frees: float | None
-    """The graph memory counted as freed (conservative), None without a graph figure."""
-    scaled: float | None
-    """The same figure scaled by the largest capture size (an upper guess)."""
-    basis: str
-
-    def why(self, conc: int | None) -> str:
-        if self.known:
-            return f"max_num_seqs {self.current} is above the {conc} requests the worker runs"
-        return (
-            f"max_num_seqs {self.current} -> {self.target}, the fallback for an unknown "
-            f"concurrency (set MAX_CONCURRENCY)"
-        )
-
-
-def seqs_cut(ctx: Ctx) -> _Seqs | None:
-    """The fewer-seqs change for this launch, or None when seqs is not above the target."""
-    conc = ctx.policy.max_concurrency
-    target = seqs_for(conc) if conc is not None else ctx.policy.fallback_max_num_seqs
-    cfg = ctx.config
-    current = effective_max_num_seqs(cfg)
-    if target >= current:
-        return None
-    graph = ctx.graph
-    g = graph.reserved_gib
-    explicit = cfg.max_cudagraph_capture_size is not None or bool(cfg.cudagraph_capture_sizes)
-    if g is None or explicit:
-        basis = (
-            "guess: the capture sizes are set explicitly, fewer seqs leaves them"
-            if g is not None
-            else f"guess: no graph memory counted ({graph.basis})"
-        )
-        return _Seqs(current, target, conc is not None, None, None, basis)
-    printed = ctx.diagnosis.facts.cuda_graph_largest_capture
-    cap_old = printed or effective_capture_max(cfg)
-    cap_new = min(2 * target, MAX_CAPTURE_SIZE, cap_old)
-    share = 1 - cap_new / cap_old
-    scaled = round(g * share, 3)
-    frees = round(g * min(share, GRAPH_SHRINK_CREDIT), 3)
-    basis = (
-        f"guess: of the {g:g} GiB graph figure ({graph.basis}), largest capture {cap_old}"
-        f"{' as printed' if printed else ''} -> {cap_new}, {frees:g} GiB is counted "
-        f"(scaling says {scaled:g}; graphs do not shrink in proportion); the sampler's "
-        f"per-sequence memory it also frees is not printed, so not counted"
-    )
-    return _Seqs(current, target, conc is not None, frees, scaled, basis)
-
-
-def lower_seqs_step(ctx: Ctx, gap: float | None, why: str, for_graphs: bool = True) -> Step | None:
-    """max_num_seqs down to the worker's concurrency alone: graphs kept, the pool shrinks
-    (and the sampler warm-up runs fewer dummy requests, eager or not). With a gap it is
-    proposed alone only where its conservative figure covers the gap; elsewhere plan()
-    adds it to whatever else the gap needs."""
-    cfg = ctx.config
-    s = seqs_cut(ctx)
-    if s is None or (for_graphs and cfg.enforce_eager):
-        return None
-    if gap is not None and (s.frees is None or s.frees < gap):
-        return None
-    return Step(
-        "lower_max_num_seqs",
-        update(cfg, max_num_seqs=s.target),
-        f"{s.why(ctx.policy.max_concurrency)}; {s.target} "
-        f"{'still ' if cfg.enforce_eager else 'keeps CUDA graphs and '}{why}",
-        s.frees,
-        s.basis,
-    )
-
-
-def with_fewer_seqs(ctx: Ctx, step: Step) -> Step:
-    """`step` with max_num_seqs at the concurrency too, where seqs is above it: fewer
-    seqs costs nothing the worker uses and frees memory (graphs, sampler warm-up)."""
-    s = seqs_cut(ctx)
-    if s is None or effective_max_num_seqs(step.config) <= s.target:
-        return step
-    return Step(
-        f"lower_max_num_seqs+{step.name}",
-        update(step.config, max_num_seqs=s.target),
-        f"{step.reason}; and {s.why(ctx.policy.max_concurrency)}: {s.target} frees more "
-        f"(smaller graphs, a smaller sampler warm-up) at no cost",
-        step.frees_gib,
-        step.estimate,
-    )
-
-
-def eager_step(ctx: Ctx, gap: float | None) -> Step | None:
-    """Eager mode, where the graph memory vLLM subtracted before the KV check covers
-    `gap`: where it printed a figure but did not subtract it, eager frees nothing."""
-    graph = ctx.graph
-    g = graph.reserved_gib
-    if not ctx.policy.allow_eager or ctx.config.enforce_eager or g is None:
-        return None
-    if gap is not None and g < gap:
-        return None
-    return Step(
-        "enforce_eager",
-        update(ctx.config, enforce_eager=True),
-        f"eager mode returns the {graph.at_least}{g:g} GiB reserved for CUDA graphs to the KV "
-        f"cache" + (f", covering the {gap:g} GiB gap" if gap is not None else ""),
-        g,
-        f"from the log: {graph.basis}",
-    )
+from .seqs_steps import lower_seqs_step
 
 
 def _fit_len(fit: int, length: int, block: int, floor: int) -> int:
@@ -166,6 +47,7 @@ def kv_shortfall(ctx: Ctx) -> list[Step] | GiveUp:
     # not a fixed point): lower again from the new estimate rather than turn graphs off.
     shortened = len_key(cfg.max_model_len) < len_key(ctx.original.max_model_len)
     eager: Step | None = None
+    keeping: list[Step] = []
     if gap is not None and not shortened:
         s1 = lower_seqs_step(ctx, gap, f"frees enough for the {gap:g} GiB gap")
         if s1:
@@ -173,6 +55,7 @@ def kv_shortfall(ctx: Ctx) -> list[Step] | GiveUp:
         more = _more_of_the_card(ctx, gap)
         if more:
             steps.append(more)
+        keeping = graph_keeping_steps(ctx, gap)
         eager = eager_step(ctx, gap)
     fit, source = _fitting_len(o, length, avail)
     block = cfg.block_size or DEFAULT_BLOCK_SIZE
@@ -231,7 +114,7 @@ def kv_shortfall(ctx: Ctx) -> list[Step] | GiveUp:
         and isinstance(cut.config.max_model_len, int)
         and 1 - cut.config.max_model_len / length <= ctx.policy.max_context_cut_before_eager
     )
-    ordered = [cut, eager] if small_cut else [eager, cut]
+    ordered = [*keeping, cut, eager] if small_cut else [*keeping, eager, cut]
     steps += [s for s in ordered if s is not None] + later
     if steps:
         return steps
@@ -287,9 +170,8 @@ def no_kv_memory(ctx: Ctx) -> list[Step] | GiveUp:
     o = ctx.diagnosis.primary
     avail = getattr(o, "available_gib", None)
     gap = -avail if avail is not None and avail <= 0 else None
-    steps = [
-        s for s in (lower_seqs_step(ctx, gap, "shrinks the graph pool"), eager_step(ctx, gap)) if s
-    ]
+    seqs = lower_seqs_step(ctx, gap, "shrinks the graph pool")
+    steps = [s for s in (seqs, *graph_keeping_steps(ctx, gap), eager_step(ctx, gap)) if s]
     mbt = lower_batched_tokens_step(ctx)
     if mbt:
         steps.append(mbt)
@@ -301,16 +183,21 @@ def no_kv_memory(ctx: Ctx) -> list[Step] | GiveUp:
 def lower_batched_tokens_step(ctx: Ctx) -> Step | None:
     """Halve max_num_batched_tokens: the profiling pass's activation peak shrinks with it."""
     cfg = ctx.config
-    current = cfg.max_num_batched_tokens or DEFAULT_MAX_NUM_BATCHED_TOKENS
+    if cfg.max_num_batched_tokens:
+        current, guess = cfg.max_num_batched_tokens, ""
+    else:
+        default = default_batched_tokens(
+            ctx.version,
+            ctx.diagnosis.facts.device,
+            card_total_gib(ctx),
+            cfg.tensor_parallel_size or 1,
+            ctx.diagnosis.facts.max_num_batched_tokens,
+        )
+        current, guess = default.tokens, f" (unset: {default.basis})"
     floor = max(MIN_BATCHED_TOKENS, cfg.max_num_seqs or 1024)
     target = max(current // 2 // 256 * 256, floor)
     if target >= current:
         return None
-    guess = (
-        ""
-        if cfg.max_num_batched_tokens
-        else f" (unset: vLLM's default taken as {DEFAULT_MAX_NUM_BATCHED_TOKENS})"
-    )
     return Step(
         "lower_max_num_batched_tokens",
         update(cfg, max_num_batched_tokens=target),

@@ -12,6 +12,7 @@ import math
 from packaging.version import Version
 
 from ..launch import LaunchConfig
+from .releases import graph_sets
 
 DEFAULT_MAX_NUM_SEQS = 256
 """vLLM's default on most GPUs (1024 on >=70 GiB cards in newer releases; both
@@ -95,6 +96,7 @@ def memory_dimensions(config: LaunchConfig, version: Version | None) -> dict[str
         if config.max_num_batched_tokens is not None
         else math.inf,
         "cuda_graph_capture": float(effective_capture_max(config)),
+        "cuda_graph_sets": float(graph_sets(config, version)),
         "kv_cache_memory_bytes": float(config.kv_cache_memory_bytes)
         if config.kv_cache_memory_bytes is not None
         else math.inf,

@@ -22,11 +22,7 @@ from .budget import budget_spent
 from .card import RAISE
 from .context import Ctx, Handler, Step, give_up_memory, memory_advice, update
 from .degradations import degradations
-from .kv_steps import (
-    kv_shortfall,
-    no_kv_memory,
-    with_fewer_seqs,
-)
+from .kv_steps import kv_shortfall, no_kv_memory
 from .memory import (
     effective_gpu_memory_utilization,
     needs_less_memory,
@@ -35,6 +31,7 @@ from .oom_steps import graph_capture_oom, insufficient_free, no_relaunch_fits, p
 from .other_steps import config_or_access, restart
 from .policy import Policy
 from .results import Attempt, Change, GiveUp, NothingToPlan, Relaunch
+from .seqs_steps import with_fewer_seqs
 from .utilization_steps import auto_fit_failed, cpu_reservation
 
 HANDLERS: dict[str, Handler] = {

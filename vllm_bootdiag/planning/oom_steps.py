@@ -4,44 +4,30 @@ profiling pass, free memory below the asked share, weights that do not fit."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from .. import outcomes
 from .context import Ctx, Step, give_up_memory, memory_advice, update
-from .kv_steps import (
-    lower_batched_tokens_step,
-    lower_seqs_step,
-)
+from .graph_steps import piecewise_for_oom, smaller_capture_for_oom
+from .kv_steps import lower_batched_tokens_step
 from .memory import (
-    effective_capture_max,
     effective_gpu_memory_utilization,
 )
 from .results import GiveUp
+from .seqs_steps import lower_seqs_step
 
 
 def graph_capture_oom(ctx: Ctx) -> list[Step] | GiveUp:
-    cfg, orig = ctx.config, ctx.original
+    cfg = ctx.config
     steps: list[Step] = []
     s1 = lower_seqs_step(ctx, None, "captures smaller graphs")
     if s1:
         steps.append(s1)
-    cap = effective_capture_max(cfg)
-    if cap > 8 and effective_capture_max(orig) == cap:
-        half = max(8, cap // 2 // 8 * 8)
-        sizes: dict[str, Any] = {"max_cudagraph_capture_size": half}
-        if cfg.cudagraph_capture_sizes:
-            sizes["cudagraph_capture_sizes"] = tuple(
-                s for s in cfg.cudagraph_capture_sizes if s <= half
-            ) or (half,)
-        steps.append(
-            Step(
-                "smaller_capture_sizes",
-                update(cfg, **sizes),
-                f"capture CUDA graphs up to batch {half} instead of {cap}: a smaller graph pool",
-                None,
-                "guess: the graph pool scales with the largest capture size",
-            )
-        )
+    smaller = smaller_capture_for_oom(ctx)
+    if smaller:
+        steps.append(smaller)
+    piecewise = piecewise_for_oom(ctx)
+    if piecewise:
+        steps.append(piecewise)
     if ctx.policy.allow_eager and not cfg.enforce_eager:
         steps.append(
             Step(

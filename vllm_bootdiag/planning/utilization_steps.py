@@ -15,9 +15,10 @@ import math
 from .. import outcomes
 from .card import ONE_TOKEN_GIB, card_gib, raise_step
 from .context import Ctx, Step, give_up_memory, memory_advice
-from .kv_steps import eager_step, lower_seqs_step
+from .graph_steps import eager_step, graph_keeping_steps
 from .memory import effective_gpu_memory_utilization
 from .results import GiveUp
+from .seqs_steps import lower_seqs_step
 
 
 def auto_fit_failed(ctx: Ctx) -> list[Step] | GiveUp:
@@ -58,6 +59,8 @@ def auto_fit_failed(ctx: Ctx) -> list[Step] | GiveUp:
                     "from the log: the card's size from the graph-profiling line",
                 )
             )
+    if deficit is not None:
+        steps += graph_keeping_steps(ctx, deficit)
     eager = eager_step(ctx, deficit)
     if eager is not None and deficit is not None:
         steps.append(eager)

@@ -152,7 +152,7 @@ MARKERS: tuple[Marker, ...] = (
         (("max_num_batched_tokens", r"max_num_batched_tokens=(\d+)"),),
         vllm=">=0.8.5",
         examples=(
-            "(APIServer pid=11428) INFO 11-29 17:48:32 [scheduler.py:222] Chunked prefill is "
+            "(APIServer pid=6018) INFO 11-29 17:29:26 [scheduler.py:224] Chunked prefill is "
             "enabled with max_num_batched_tokens=2048.",
         ),
     ),

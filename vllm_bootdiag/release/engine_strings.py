@@ -7,6 +7,9 @@ cache memory`), and the traceback frame names that say where a CUDA OOM
 happened (`capture_model`, `load_weights`). If a release renames one, version
 detection, the timeline or OOM attribution goes quietly wrong; each is checked
 here like a rule's wording: present, where, and (with an older release) gone.
+A marker carries the range of releases that print it (`Marker.vllm`), checked like a
+rule's: a family in range with no wording present needs a new one; a wording present
+outside its range means the range is too narrow; absent outside it is as it should be.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .. import versions
 from .sources import Release
 
 _FIELD = re.compile(r"\$\{\w+\}|\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?[sdrfi]")
@@ -43,6 +47,8 @@ class Probe:
     needs one string present, the others being older releases' wordings."""
     name: str
     text: str
+    vllm: str | None = None
+    """The range of releases that print it (markers); None where the engine keeps none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +57,9 @@ class Check:
 
     probe: Probe
     status: str
-    """ok | missing | gone (present in the older release, not in this one) | not_vllm."""
+    """ok | missing | gone (present in the older release, not in this one) | not_vllm |
+    absent (not in this release, as its range says) | outside_range (present, but the
+    range says this release does not print it)."""
     locations: tuple[str, ...]
     old_locations: tuple[str, ...] | None = None
 
@@ -69,6 +77,7 @@ class Check:
             "family": self.probe.family,
             "name": self.probe.name,
             "probe": self.probe.text,
+            "vllm": self.probe.vllm,
             "status": self.status,
             "locations": list(self.locations),
             "old_locations": None if self.old_locations is None else list(self.old_locations),
@@ -118,7 +127,7 @@ def probes() -> Iterator[Probe]:
         yield Probe("version", "version", _VERSION_GROUP.sub("X.Y.Z", rx.pattern), rx.pattern)
     for m in _data("MARKERS", "rules.markers", "timeline"):
         for alt in _alternatives(m.start):
-            yield Probe("marker", m.key, alt, alt)
+            yield Probe("marker", m.key, alt, alt, getattr(m, "vllm", None) or None)
     for literal, phase, _device in _data("_RAW_MARKERS", "rules.markers", "timeline"):
         yield Probe("raw_marker", phase, literal, re.escape(literal))
     groups = _data("FRAME_GROUPS", "rules.attribution")
@@ -196,25 +205,39 @@ def check(release: Release, old: Release | None = None) -> list[Check]:
             continue
         found = locate(probe)
         before = locate_old(probe) if locate_old is not None else None
-        status = "ok" if found else "gone" if before else "missing"
+        in_range = probe.vllm is None or versions.in_range(release.version, probe.vllm)
+        if in_range:
+            status = "ok" if found else "gone" if before else "missing"
+        else:
+            status = "outside_range" if found else "absent"
         out.append(Check(probe, status, found[:5], None if before is None else before[:5]))
     return out
 
 
 def needs_action(checks: list[Check]) -> list[Check]:
-    """What a release manager must look at.
+    """What a release manager must change in the engine's tables.
 
     A family (a marker's key, an OOM phase) with several wordings needs only one in
-    this release: the others are older releases' wordings. So: a family with none
-    present; and, with an older release, a string it had and this one lacks (gone)
-    or that now lives in another file (moved).
+    this release: the others are older releases' wordings. So: a family in range with
+    none present (gone, where the older release had it, or missing); a string present
+    outside its range (widen it). A string that moved file still matches (the engine
+    reads text, not files): `moved` lists those, for information.
     """
     alive = {(c.probe.group, c.probe.family) for c in checks if c.status == "ok"}
     compared = any(c.old_locations is not None for c in checks)
-    return [
-        c
-        for c in checks
-        if c.status == "gone"
-        or c.moved
-        or (c.status == "missing" and (c.probe.group, c.probe.family) not in alive and not compared)
-    ]
+
+    def lost(c: Check) -> bool:
+        if (c.probe.group, c.probe.family) in alive:
+            return False
+        # Without a range, a string missing from both releases may be an older
+        # release's wording: with an older release beside it, only `gone` counts.
+        return c.status == "gone" or (
+            c.status == "missing" and (c.probe.vllm is not None or not compared)
+        )
+
+    return [c for c in checks if c.status == "outside_range" or lost(c)]
+
+
+def moved(checks: list[Check]) -> list[Check]:
+    """Strings found in other files than in the older release (informational)."""
+    return [c for c in checks if c.moved]

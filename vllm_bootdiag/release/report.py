@@ -213,7 +213,7 @@ def _render(report: Report, all_: bool, top: int, o: _Lines) -> str:
     o.blank()
     action = report.engine_action
     o.wrap(
-        f"Engine strings ({len(action)} to check of {len(report.engine)}): "
+        f"Engine strings ({len(action)} to change of {len(report.engine)}): "
         "version lines, phase markers, OOM frames"
     )
     for c in report.engine if all_ else action:
@@ -222,7 +222,13 @@ def _render(report: Report, all_: bool, top: int, o: _Lines) -> str:
             body.append(f"moved: {c.old_locations[0]} -> {c.locations[0]}")
         elif c.locations:
             body.append(f"at {c.locations[0]}")
+        if c.probe.vllm and c.status in ("outside_range", "absent"):
+            body.append(f"range {c.probe.vllm}")
         o.item(f"{c.status:<8} {c.probe.group} {c.probe.family}: {c.probe.name}", body, 11)
+    relocated = [c for c in engine_strings.moved(report.engine) if c not in action]
+    if relocated and not all_:
+        names = ", ".join(sorted({c.probe.family for c in relocated}))
+        o.wrap(f"moved file, still read ({len(relocated)}): {names} (--all lists them)", 2)
 
     o.blank()
     scope = "new in this release" if old is not None else "in this release"

@@ -206,8 +206,8 @@ RULES: tuple[Rule, ...] = (
         vllm="",
         outcome="unsupported_architecture",
         literal="is not a registered model in the Transformers library",
-        source_pattern=r"Cannot find model module\. '?\{\}'? is not a registered model in the "
-        r"Transformers library",
+        source_pattern=r"Cannot find model module\. '?\{(?:!r)?\}'? is not a registered model "
+        r"in the Transformers library",
         patterns=(
             r"Cannot find model module\. '(?P<architectures>\w+)' is not a registered model in "
             r"the Transformers library",
@@ -233,6 +233,11 @@ RULES: tuple[Rule, ...] = (
         vllm=">=0.33",
         outcome="invalid_argument",
         literal="Invalid kv_cache_dtype: ",
+        # CacheConfig quotes the value ({cache_dtype!r}); the attention selector's assert
+        # (0.16+, v1/attention/selector.py:122 in 0.32.0) prints the same words unquoted,
+        # which `patterns` never match. Templates render both fields `{}`, so scan-source
+        # finds the assert too (outside the range before 0.33); once it renders `{!r}`,
+        # this becomes `\{!r\}` and is specific.
         source_pattern=r"Invalid kv_cache_dtype: \{\}\. ",
         patterns=(
             r"(?P<message>Invalid kv_cache_dtype: '[^'\n]{0,100}'\. Valid values are: "

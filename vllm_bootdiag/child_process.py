@@ -1,6 +1,7 @@
 """The child's process group from outside: is the server answering, is any of its
 processes still alive, signal all of them. The supervisor runs vLLM in its own
-group (an engine core and workers besides the leader), so every stop is a group's."""
+group (an engine core and workers besides the leader), so every stop is a group's.
+`Boot` is what one launch ended in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import os
 import urllib.error
 import urllib.request
 from contextlib import suppress
+
+from .diagnosis import Diagnosis
 
 
 def health_ok(port: int, timeout: float = 1.0) -> bool:
@@ -49,3 +52,21 @@ def group_alive(pgid: int) -> bool:
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
+
+
+class Boot:
+    """What one launch ended in."""
+
+    def __init__(
+        self,
+        kind: str,
+        diagnosis: Diagnosis | None,
+        exit_code: int | None,
+        seconds: float,
+        health: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.diagnosis = diagnosis
+        self.exit_code = exit_code
+        self.seconds = seconds
+        self.health = health

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,35 +27,18 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Literal
 
-from .child_process import LaunchError, group_alive, health_ok, killpg
+from .child_process import Boot, LaunchError, group_alive, health_ok, killpg
 from .diagnosis import Diagnosis
 from .engine import BootWatcher
 from .launch import LaunchConfig
 from .planning import Attempt, Degradation, GiveUp, Policy, plan
+from .planning.fitted import fitted_below_minimum
 from .run_summary import AttemptSummary, RunSummary
 
 __all__ = ["AttemptSummary", "LaunchError", "RunSummary", "Supervisor", "health_ok", "run"]
 
 _LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
 """Runs the command and SIGKILLs its process group if this process dies (see it)."""
-
-
-class _Boot:
-    """What one launch ended in."""
-
-    def __init__(
-        self,
-        kind: str,
-        diagnosis: Diagnosis | None,
-        exit_code: int | None,
-        seconds: float,
-        health: bool = False,
-    ) -> None:
-        self.kind = kind
-        self.diagnosis = diagnosis
-        self.exit_code = exit_code
-        self.seconds = seconds
-        self.health = health
 
 
 class Supervisor:
@@ -79,6 +63,7 @@ class Supervisor:
         drain_seconds: float = 3.0,
         kill_grace: float = 10.0,
         unconfirmed_boot_seconds: float = 15.0,
+        say_width: int | None = 80,
     ) -> None:
         self.argv = list(argv)
         config = LaunchConfig.from_argv(argv)
@@ -96,6 +81,8 @@ class Supervisor:
         self.drain_seconds = drain_seconds
         self.kill_grace = kill_grace
         self.unconfirmed_boot_seconds = unconfirmed_boot_seconds
+        self.say_width = say_width
+        """Our own lines in `echo` are wrapped to this many columns (None: whole)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.watcher: BootWatcher | None = None
         self._pump: threading.Thread | None = None
@@ -220,6 +207,10 @@ class Supervisor:
                 )
             )
             if boot.kind == "booted":
+                short = self._fitted_short(config)
+                if short is not None:  # up, on a context the policy refuses: stop it
+                    self.stop()
+                    return summary("gave_up", give_up=short)
                 return summary("booted", health_confirmed=boot.health)
             if self._stop_signal is not None or boot.kind == "stopped":
                 return summary("stopped")
@@ -235,7 +226,17 @@ class Supervisor:
             config, step, reason = decision.config, decision.step, decision.reason
             degradations = decision.degradations
 
-    def _timed_out(self, boot: _Boot, started: float) -> GiveUp:
+    def _fitted_short(self, config: LaunchConfig) -> GiveUp | None:
+        """The give-up for a server vLLM's auto-fit booted below the policy's minimum
+        context (planning/fitted.py), read from everything printed so far."""
+        watcher = self.watcher
+        if watcher is None:
+            return None
+        with self._lock:
+            diagnosis = watcher.diagnosis()
+        return fitted_below_minimum(diagnosis, config, self.policy)
+
+    def _timed_out(self, boot: Boot, started: float) -> GiveUp:
         """Which limit ended the boot, and the flag that raises it."""
         budget = self.policy.max_boot_seconds
         by_budget = budget is not None and (time.monotonic() - started) >= budget - 1.0
@@ -256,6 +257,9 @@ class Supervisor:
         )
 
     def _say(self, text: str) -> None:
+        """One line of ours among the child's output, wrapped under a hanging indent."""
+        if self.say_width is not None:
+            text = "\n".join(textwrap.wrap(text, self.say_width, subsequent_indent="  "))
         if self.echo is not None:
             with self._lock:
                 self.echo.write(text + "\n")
@@ -320,7 +324,7 @@ class Supervisor:
         with self._lock:
             return watcher.diagnosis()
 
-    def _boot_once(self, config: LaunchConfig, deadline: float) -> _Boot:
+    def _boot_once(self, config: LaunchConfig, deadline: float) -> Boot:
         t0 = time.monotonic()
         if health_ok(config.health_port):
             raise LaunchError(
@@ -341,11 +345,11 @@ class Supervisor:
             now = time.monotonic()
             if self._stop_signal is not None:
                 self.stop()
-                return _Boot("stopped", self._diagnosis(watcher), proc.returncode, now - t0)
+                return Boot("stopped", self._diagnosis(watcher), proc.returncode, now - t0)
             if now >= next_health:
                 next_health = now + self.health_interval
                 if health_ok(port):
-                    return _Boot("booted", watcher.reported, None, now - t0, health=True)
+                    return Boot("booted", watcher.reported, None, now - t0, health=True)
             reported = watcher.reported
             if reported is not None and booted_line_at is None and failed_at is None:
                 if reported.primary.kind == "booted":
@@ -354,14 +358,14 @@ class Supervisor:
                 else:
                     failed_at = now
             if booted_line_at is not None and now - booted_line_at > self.unconfirmed_boot_seconds:
-                return _Boot("booted", reported, None, now - t0, health=False)
+                return Boot("booted", reported, None, now - t0, health=False)
             exited = proc.poll() is not None
             if exited or (failed_at is not None and now - failed_at > self.drain_seconds):
                 self.stop()
-                return _Boot("failed", self._diagnosis(watcher), proc.returncode, now - t0)
+                return Boot("failed", self._diagnosis(watcher), proc.returncode, now - t0)
             if now >= deadline:
                 self.stop()
-                return _Boot("timeout", self._diagnosis(watcher), proc.returncode, now - t0)
+                return Boot("timeout", self._diagnosis(watcher), proc.returncode, now - t0)
             time.sleep(0.05)
 
 

@@ -7,6 +7,7 @@ attempts[n] (the last one repeats). Keys of an attempt:
   log             a log file to print (relative to tests/fakes/logs, or absolute)
   exit            the exit code after printing (default 1)
   serve           serve GET /health on 127.0.0.1:<--port> (default 8000) until SIGTERM
+  log_first       with serve: print the whole log before /health answers (as vLLM does)
   line_delay      seconds between lines
   hang            print, then sleep for a long time instead of exiting
   ignore_sigterm  ignore SIGTERM (so only SIGKILL ends it)
@@ -87,9 +88,12 @@ def main() -> int:
         with open(os.environ["FAKE_VLLM_RECORD"] + ".pids", "a", encoding="utf-8") as f:
             f.write(f"{child.pid}\n")
     if spec.get("serve"):
+        if spec.get("log_first"):
+            _print_log(spec)
         server = HTTPServer(("127.0.0.1", _port(sys.argv)), _Health)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        _print_log(spec)
+        if not spec.get("log_first"):
+            _print_log(spec)
         stopped = threading.Event()
         if not spec.get("ignore_sigterm"):
             signal.signal(signal.SIGTERM, lambda *_: stopped.set())

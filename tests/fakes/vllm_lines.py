@@ -222,5 +222,11 @@ def auto_fit_reduced(asked: int, fitted: int, kv_gib: float, device: str = "GPU"
     )
 
 
+def server_started(address: str = "http://127.0.0.1:8000") -> str:
+    """vllm/entrypoints/launchers/api_server/entry.py:140 (0.32.0) `Starting vLLM server
+    on %s`."""
+    return record(API, "INFO", "16:20:01", "entry.py:140", f"Starting vLLM server on {address}")
+
+
 def lines(*records: str) -> str:
     return "\n".join(records) + "\n"

@@ -22,6 +22,7 @@ from .budget import budget_spent
 from .card import RAISE
 from .context import Ctx, Handler, Step, give_up_memory, memory_advice, update
 from .degradations import degradations
+from .fitted import fitted_below_minimum
 from .kv_steps import kv_shortfall, no_kv_memory
 from .memory import (
     effective_gpu_memory_utilization,
@@ -109,10 +110,15 @@ def plan(
     `config` is the launch that produced the log. `history` is every launch made
     so far, oldest first; it may end with `config`'s own attempt (the supervisor
     passes it so) or not, and `config` counts as launched either way.
-    Raises NothingToPlan when the diagnosis shows a boot that succeeded.
+    Raises NothingToPlan when the diagnosis shows a boot that succeeded, unless vLLM's
+    auto-fit booted it on a context below `policy.min_max_model_len`: that is a
+    GiveUp (cause `auto_fit_below_minimum`, see fitted.py).
     """
     policy = policy or Policy()
     if diagnosis.primary.kind == "booted":
+        short = fitted_below_minimum(diagnosis, config, policy)
+        if short is not None:
+            return short
         raise NothingToPlan("the boot succeeded: nothing to relaunch")
     invalid = config.problems()
     if invalid and diagnosis.primary.category != outcomes.Category.CONFIG:

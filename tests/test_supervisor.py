@@ -304,11 +304,42 @@ def test_cli_run_relaunches_until_booted_and_prints_one_summary(tmp_path: Path) 
     step = "lower_max_num_seqs+raise_gpu_memory_utilization"  # the cap allows 0.92 -> 0.95
     assert [a.get("step") for a in summary["attempts"]] == [None, step]
     assert "To serve at least one request" in err  # the child's output is echoed, on stderr
-    assert f"relaunching ({step})" in err
+    assert f"relaunching ({step})" in " ".join(err.split())
     assert len(out.splitlines()) == 1  # stdout holds the summary alone: `| jq` works
     assert "above the 30 requests" in summary["attempts"][1]["reason"]
     assert "vllm-bootdiag: booted after 2 launch(es)" in err
     assert not health_ok(fake.port)
+    # Our own lines (and their indented continuations) fit 80 columns; the child's are its.
+    ours = _own_lines(err)
+    assert len(ours) >= 3 and all(len(line) <= 80 for line in ours), ours
+
+
+def _own_lines(err: str) -> list[str]:
+    """The `vllm-bootdiag:` lines on stderr, each with its indented continuations."""
+    out: list[str] = []
+    inside = False
+    for line in err.splitlines():
+        inside = line.startswith("vllm-bootdiag:") or (inside and line.startswith("  "))
+        if inside:
+            out.append(line)
+    return out
+
+
+def test_cli_run_wide_prints_its_lines_whole(tmp_path: Path) -> None:
+    fake = Fake(
+        tmp_path,
+        [
+            {"log": "kv_shortfall__small-gap.log", "exit": 1},
+            {"log": "booted__eager.log", "serve": True},
+        ],
+    )
+    proc = _cli(
+        fake, "run", "--max-concurrency", "30", "--stop-after-boot", "--wide", "--", *fake.argv()
+    )
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    relaunch = [line for line in err.splitlines() if "relaunching (" in line]
+    assert len(relaunch) == 1 and len(relaunch[0]) > 80 and "above the 30 requests" in relaunch[0]
 
 
 def test_cli_run_reads_the_workers_max_concurrency_from_its_environment(
@@ -328,7 +359,7 @@ def test_cli_run_reads_the_workers_max_concurrency_from_its_environment(
     assert proc.returncode == 0, err
     summary = _summary_line(out)
     assert summary["final_config"]["max_num_seqs"] == 16
-    assert "above the 16 requests the worker runs" in err
+    assert "above the 16 requests the worker runs" in " ".join(err.split())
 
 
 def test_cli_run_exits_1_on_give_up_with_advice(tmp_path: Path) -> None:
@@ -428,6 +459,8 @@ def test_module_level_run_for_a_workers_main(
     assert summary.booted
     assert summary.final_config is not None and summary.final_config.max_model_len == 102400
     assert summary.final_config.max_num_seqs == 64  # the fallback: no concurrency given
-    assert "relaunching (lower_max_num_seqs+lower_max_model_len)" in echo.getvalue()
+    assert "relaunching (lower_max_num_seqs+lower_max_model_len)" in " ".join(
+        echo.getvalue().split()
+    )
     assert not health_ok(fake.port)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored

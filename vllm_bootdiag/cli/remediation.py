@@ -247,16 +247,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         args, os.environ, max_attempts=args.budget, max_boot_seconds=args.budget_seconds
     )
     try:
-        sup = Supervisor(command, policy, echo=sys.stderr, boot_timeout=args.boot_timeout)
+        sup = Supervisor(
+            command,
+            policy,
+            echo=sys.stderr,
+            boot_timeout=args.boot_timeout,
+            say_width=None if args.wide else render.WIDTH,
+        )
     except LaunchConfigError as e:
         raise _InputError(str(e)) from None
     if sup.config.passthrough:
-        print(
+        notice = (
             f"vllm-bootdiag: no vLLM arguments found in {shlex.join(command)[:120]}: relaunches "
-            "change its environment (MAX_NUM_SEQS, MAX_MODEL_LEN, ...), never its argv",
-            file=sys.stderr,
-            flush=True,
+            "change its environment (MAX_NUM_SEQS, MAX_MODEL_LEN, ...), never its argv"
         )
+        print(render.wrap(notice, args.wide), file=sys.stderr, flush=True)
     with sup.signal_handlers():
         try:
             return _supervise(sup, args)
@@ -275,7 +280,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _supervise(sup: Supervisor, args: argparse.Namespace) -> int:
     summary = sup.run()
-    _report(summary, args.json, args.summary)
+    _report(summary, args.json, args.summary, args.wide)
     if not summary.booted:
         sup.stop()
         if summary.result == "stopped" and summary.signal is not None:
@@ -294,7 +299,7 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _report(summary: RunSummary, as_json: bool, summary_file: str | None) -> None:
+def _report(summary: RunSummary, as_json: bool, summary_file: str | None, wide: bool) -> None:
     """The human lines on stderr; the JSON summary alone on stdout (the child's output
     is echoed to stderr, so `| jq` works), or in `--summary FILE` instead."""
     if not as_json:
@@ -306,13 +311,16 @@ def _report(summary: RunSummary, as_json: bool, summary_file: str | None) -> Non
             line += f"\nvllm-bootdiag: {summary.give_up.reason}"
             line += "".join(f"\n  - {a}" for a in summary.give_up.advice)
         line += "".join(f"\nvllm-bootdiag: degraded: {d.message}" for d in summary.degradations)
-        print(line, file=sys.stderr, flush=True)
+        print(render.wrap(line, wide), file=sys.stderr, flush=True)
     doc = json.dumps(document("run", json.loads(summary.json_line())))
     if summary_file is not None and summary_file != "-":
         try:
             Path(summary_file).write_text(doc + "\n", encoding="utf-8")
         except OSError as e:
-            print(f"vllm-bootdiag: cannot write {summary_file}: {e}", file=sys.stderr)
+            print(
+                render.wrap(f"vllm-bootdiag: cannot write {summary_file}: {e}", wide),
+                file=sys.stderr,
+            )
         return
     print(doc, flush=True)
 

@@ -141,7 +141,7 @@ class LaunchConfig(BaseModel):
         if self.passthrough:
             return argv
         if self.model is not None:
-            if self.command and self.command[-1] == "serve":
+            if self.command and self.command[-1] == "serve" and not self.model.startswith("-"):
                 argv.append(self.model)
             else:
                 argv += ["--model", self.model]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,24 +49,33 @@ def corpus_tails() -> list[list[str]]:
     return [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
 
 
-def measure(tails: list[list[str]], repeat: int) -> dict[str, float]:
-    """Seconds (best of `repeat`) for usual(), classify and BootWatcher over `tails`,
-    with whichever vllm_bootdiag this interpreter imports."""
-    import vllm_bootdiag
+def before_report(tails: list[list[str]]) -> list[list[str]]:
+    """Each tail up to the line that makes BootWatcher.feed report (the whole tail if none):
+    the lines a worker streams while the boot is still going."""
+    from vllm_bootdiag import BootWatcher
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    from regex_baseline import usual
-
-    classify, watcher = vllm_bootdiag.classify, vllm_bootdiag.BootWatcher
-    before: list[list[str]] = []  # each tail up to the line that makes feed report
+    before: list[list[str]] = []
     for tail in tails:
-        w = watcher()
+        w = BootWatcher()
         cut = len(tail)
         for n, line in enumerate(tail):
             if w.feed(line) is not None:
                 cut = n
                 break
         before.append(tail[:cut])
+    return before
+
+
+def measure(tails: list[list[str]], before: list[list[str]], repeat: int) -> dict[str, float]:
+    """Seconds (best of `repeat`) for usual(), classify and BootWatcher over `tails`
+    (and `before`, see before_report), with whichever vllm_bootdiag this interpreter
+    imports."""
+    import vllm_bootdiag
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from regex_baseline import usual
+
+    classify, watcher = vllm_bootdiag.classify, vllm_bootdiag.BootWatcher
 
     def feed_all(streams: list[list[str]]) -> None:
         for lines in streams:
@@ -76,14 +86,19 @@ def measure(tails: list[list[str]], repeat: int) -> dict[str, float]:
     def each(fn: Callable[[list[str]], object]) -> Callable[[], None]:
         return lambda: [fn(t) for t in tails] and None
 
-    return {
-        "usual": _best(each(usual), repeat),
-        "classify": _best(each(classify), repeat),
-        "watch": _best(lambda: feed_all(tails), repeat),
-        "watch_before": _best(lambda: feed_all(before), repeat),
-        "lines": float(sum(map(len, tails))),
-        "lines_before": float(sum(map(len, before))),
+    cases = {
+        "usual": each(usual),
+        "classify": each(classify),
+        "watch": lambda: feed_all(tails),
+        "watch_before": lambda: feed_all(before),
     }
+    out = dict.fromkeys(cases, float("inf"))
+    for _ in range(repeat):  # interleaved, so a burst of load hits every case alike
+        for name, fn in cases.items():
+            out[name] = min(out[name], _best(fn, 1))
+    out["lines"] = float(sum(map(len, tails)))
+    out["lines_before"] = float(sum(map(len, before)))
+    return out
 
 
 def _print(name: str, m: dict[str, float]) -> None:
@@ -93,35 +108,38 @@ def _print(name: str, m: dict[str, float]) -> None:
         f"usual regex list {m['usual'] * 1e6 / n:.2f} us/line, "
         f"classify/usual {m['classify'] / m['usual']:.2f}"
     )
+    usual = m["usual"] / n
     print(
         f"{name}: BootWatcher.feed {n / m['watch'] / 1e3:.0f}k lines/s with its reports, "
-        f"{nb / m['watch_before'] / 1e3:.0f}k lines/s before them ({nb:.0f} lines)"
+        f"{nb / m['watch_before'] / 1e3:.0f}k lines/s before them ({nb:.0f} lines); "
+        f"per line {m['watch_before'] / nb / usual:.2f}x the regex list's per line"
     )
 
 
 def _worker(tails_file: str, repeat: int) -> None:
-    tails = json.loads(Path(tails_file).read_text())
-    print(json.dumps(measure(tails, repeat)))
+    tails, before = json.loads(Path(tails_file).read_text())
+    print(json.dumps(measure(tails, before, repeat)))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--against", type=Path, help="a directory holding an older vllm_bootdiag/")
-    p.add_argument("--repeat", type=int, default=7)
-    p.add_argument("--rounds", type=int, default=3, help="alternations with --against")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=4, help="alternations with --against")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         _worker(args.worker, args.repeat)
         return
     tails = corpus_tails()
+    before = before_report(tails)  # this checkout's: the same lines for both with --against
     print(f"{len(tails)} corpus tails, {sum(map(len, tails)):,} lines")
     if args.against is None:
-        _print("this checkout", measure(tails, args.repeat))
+        _print("this checkout", measure(tails, before, args.repeat))
         return
     with tempfile.TemporaryDirectory() as d:
         tails_file = Path(d) / "tails.json"
-        tails_file.write_text(json.dumps(tails))
+        tails_file.write_text(json.dumps([tails, before]))
         env = {**os.environ, "PYTHONPATH": str(args.against.resolve())}
         cmd = [sys.executable, __file__, "--worker", str(tails_file), "--repeat", str(args.repeat)]
         now: list[dict[str, float]] = []
@@ -129,16 +147,22 @@ def main() -> None:
         for _ in range(args.rounds):  # alternated, so a burst of load hits both alike
             out = subprocess.run(cmd, env=env, cwd=d, check=True, capture_output=True, text=True)
             then.append(json.loads(out.stdout))
-            now.append(measure(tails, args.repeat))
+            now.append(measure(tails, before, args.repeat))
     base = {k: min(r[k] for r in then) for k in then[0]}
     cur = {k: min(r[k] for r in now) for k in now[0]}
     _print(f"then ({args.against})", base)
     _print("now", cur)
-    rel = (cur["classify"] / cur["usual"]) / (base["classify"] / base["usual"])
+
+    def rel(key: str) -> float:
+        """now/then of `key` as a ratio to the regex list, each round's, the median."""
+        return statistics.median(
+            (a[key] / a["usual"]) / (b[key] / b["usual"]) for a, b in zip(now, then, strict=True)
+        )
+
     print(
-        f"now/then: classify {cur['classify'] / base['classify']:.2f}x the time "
-        f"({rel:.2f}x as a ratio to the regex list in each process); BootWatcher.feed "
-        f"{base['watch_before'] / cur['watch_before']:.2f}x the lines/s before a report"
+        f"now/then, as ratios to the regex list in the same process (median of "
+        f"{args.rounds} rounds): classify {rel('classify'):.2f}x the time, "
+        f"BootWatcher.feed {rel('watch_before'):.2f}x the time per line"
     )
 
 

@@ -11,14 +11,27 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
-from .. import logtail, versions
+from .. import logtail, outcomes, timeline, versions
 from ..diagnosis import Diagnosis
 from ..rules.ruleset import RuleSet, resolve
 from ..rules.schema import Rule
 from ..text import triage
+from .diagnose import _PROGRESS_RULES
 from .match import line_rules
 
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
+_MAX_LINE = logtail.MAX_LINE_CHARS
+_sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CANDIDATE
+
+
+def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
+    """The rules that read a progress line and say the boot is up (the server start:
+    `Starting vLLM server on http://...`), as classify reads them."""
+    ids = dict.fromkeys(i for key in _PROGRESS_RULES.values() for i in key)
+    found = (rules.get(i) for i in ids)
+    return tuple(
+        r for r in found if r is not None and not outcomes.OUTCOME_TYPES[r.outcome].FAILURE
+    )
 
 
 class BootWatcher:
@@ -47,7 +60,13 @@ class BootWatcher:
         self._rules = resolve(rules, extra_rules)
         self._hint = version
         self._lines: deque[str] = deque(maxlen=lines)
-        self._version: Version | None = versions.parse_version(version) if version else None
+        self._version: Version | None = None
+        self._active = self._rules
+        """The rules for the version in force (the log's, else the hint)."""
+        self._up: tuple[Rule, ...] = ()
+        """Of those, the server-start rules (see `_up_rules`) a report may rest on."""
+        self._up_literals: tuple[str, ...] = ()
+        self._use_version(versions.parse_version(version) if version else None)
         self._reported: Diagnosis | None = None
         self._pending = -1
         """Lines still to wait after a non-terminal failure line (-1: none pending)."""
@@ -61,7 +80,11 @@ class BootWatcher:
 
     def feed(self, line: str) -> Diagnosis | None:
         """Add one line; return a Diagnosis the first time the boot has ended."""
-        for part in logtail.split_lines(line, None) or [""]:
+        if "\n" in line or "\r" in line or len(line) > _MAX_LINE:
+            parts = logtail.split_lines(line, None) or [""]
+        else:
+            parts = [line]  # what split_lines gives for one plain line, without the work
+        for part in parts:
             result = self._feed_one(part)
             if result is not None:
                 return result
@@ -72,15 +95,22 @@ class BootWatcher:
         self._fed += 1
         # The log's own version wins over the caller's hint (and a later boot's over
         # an earlier one's): rules are chosen for what is running.
-        if any(lit in line for lit in _VERSION_LITERALS):
+        if ("version" in line or "LLM engine (v" in line) and any(
+            v in line for v in _VERSION_LITERALS
+        ):
             found = versions.detect([line])
-            if found is not None:
-                self._version = found.version
+            if found is not None and found.version != self._version:
+                self._use_version(found.version)
         if self._reported is not None:
             return None
-        # Progress, warnings and traceback frames never end a boot.
-        if triage.sort_line(line)[0] == triage.CANDIDATE:
-            for rule in line_rules(line, self._rules.for_version(self._version)):
+        # Warnings and traceback frames never end a boot; of the progress lines, only the
+        # server start does (classify reads it too: the boot is up).
+        kind, text, start, _ts = _sort_line(line)
+        if kind == _PROGRESS:
+            if any(lit in text for lit in self._up_literals) and self._is_up(text[start:]):
+                return self._report()
+        elif kind == _CANDIDATE:
+            for rule in line_rules(line, self._active):
                 if not rule.reports:
                     continue
                 if rule.terminal:
@@ -92,6 +122,17 @@ class BootWatcher:
             if self._pending == 0:
                 return self._report()
         return None
+
+    def _use_version(self, version: Version | None) -> None:
+        self._version = version
+        self._active = self._rules.for_version(version)
+        self._up = tuple(r for r in _up_rules(self._active) if r.reports)
+        self._up_literals = tuple(r.literal for r in self._up)
+
+    def _is_up(self, message: str) -> bool:
+        """A server-start rule reads this progress message, as classify reads it."""
+        ids = _PROGRESS_RULES.get(timeline.progress_key(message) or "", ())
+        return any(r.id in ids and r.match(message) is not None for r in self._up)
 
     def _report(self) -> Diagnosis:
         self._reported = self.diagnosis()

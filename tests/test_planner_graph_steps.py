@@ -29,23 +29,11 @@ TOTAL_GIB = 31.36
 BEFORE_GRAPHS_GIB = 13.23
 
 
-def render_32seqs(max_model_len: int, graph_gib: float, secs: int = 3) -> str:
+def render_32seqs(max_model_len: int, graph_gib: float) -> str:
     """A failed 0.32.0 boot of the 8B at MAX_NUM_SEQS=32: graphs up to 64 (2 x 32), 11
     piecewise sizes ([1, 2, 4] + 8..64) and 7 full decode sizes (up to 32)."""
-    available = round((BEFORE_GRAPHS_GIB - graph_gib) * V.GIB)
-    needed = V.kv_bytes(max_model_len, KV_PER_TOKEN)
-    est = available // (16 * KV_PER_TOKEN) * 16
-    return V.lines(
-        V.banner("0.32.0"),
-        V.engine_init("0.32.0", max_model_len),
-        V.chunked_prefill(2048),
-        V.model_loading(14.99),
-        V.graph_groups((11, 64), (7, 32)),
-        V.graph_estimate(graph_gib),
-        V.available_kv(V.format_gib(available)),
-        V.profiling_enabled(0.95, graph_gib, TOTAL_GIB),
-        V.failed_to_start(),
-        V.kv_check_error(max_model_len, needed, available, est),
+    return V.kv_shortfall_boot(
+        max_model_len, graph_gib, groups=((11, 64), (7, 32)), batched_tokens=2048
     )
 
 

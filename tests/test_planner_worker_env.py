@@ -32,24 +32,15 @@ BEFORE_GRAPHS_GIB = 13.23
 
 
 def render(max_model_len: int, graph_gib: float, runner: str) -> str:
-    """One failed 0.32.0 boot: the KV check of `max_model_len` tokens with `graph_gib`
-    reserved for graphs (vLLM subtracts it: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1,
-    0.32's default)."""
-    available = round((BEFORE_GRAPHS_GIB - graph_gib) * GIB)
-    needed = V.kv_bytes(max_model_len, KV_PER_TOKEN, BLOCK)
-    est = available // (BLOCK * KV_PER_TOKEN) * BLOCK  # estimate_max_model_len: whole blocks
-    if runner == "v1":
-        graphs = [V.model_loading(14.99), V.graph_groups(), V.graph_estimate(graph_gib)]
-    else:
-        graphs = [V.model_loading(14.99, "model_runner.py:424"), V.mrv2_capture(graph_gib)]
-    return V.lines(
-        V.banner("0.32.0"),
-        V.engine_init("0.32.0", max_model_len),
-        *graphs,
-        V.available_kv(V.format_gib(available)),
-        V.profiling_enabled(UTIL, graph_gib, TOTAL_GIB),
-        V.failed_to_start(),
-        V.kv_check_error(max_model_len, needed, available, est),
+    """One failed 0.32.0 boot of the scenario (see V.kv_shortfall_boot)."""
+    return V.kv_shortfall_boot(
+        max_model_len,
+        graph_gib,
+        before_graphs_gib=BEFORE_GRAPHS_GIB,
+        kv_per_token=KV_PER_TOKEN,
+        util=UTIL,
+        total_gib=TOTAL_GIB,
+        runner=runner,
     )
 
 

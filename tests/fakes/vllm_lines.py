@@ -228,5 +228,42 @@ def server_started(address: str = "http://127.0.0.1:8000") -> str:
     return record(API, "INFO", "16:20:01", "entry.py:140", f"Starting vLLM server on {address}")
 
 
+def kv_shortfall_boot(
+    max_model_len: int,
+    graph_gib: float,
+    *,
+    before_graphs_gib: float = 13.23,
+    kv_per_token: int = 128 << 10,
+    util: float = 0.95,
+    total_gib: float = 31.36,
+    groups: tuple[tuple[int, int], tuple[int, int]] = ((51, 512), (35, 256)),
+    runner: str = "v1",
+    batched_tokens: int | None = None,
+) -> str:
+    """A failed 0.32.0 boot of an 8B bf16 model (14.99 GiB of weights): the KV check of
+    `max_model_len` tokens with `graph_gib` taken for graphs from `before_graphs_gib`
+    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, 0.32's default). `groups` are the
+    profiling line's (count, largest) for PIECEWISE and FULL; under Model Runner V2
+    (`runner="mrv2"`) the profiling capture's line takes the place of both."""
+    available = round((before_graphs_gib - graph_gib) * GIB)
+    needed = kv_bytes(max_model_len, kv_per_token)
+    est = available // (16 * kv_per_token) * 16  # estimate_max_model_len: whole blocks
+    if runner == "v1":
+        graphs = [model_loading(14.99), graph_groups(*groups), graph_estimate(graph_gib)]
+    else:
+        graphs = [model_loading(14.99, "model_runner.py:424"), mrv2_capture(graph_gib)]
+    head = [banner("0.32.0"), engine_init("0.32.0", max_model_len)]
+    if batched_tokens is not None:
+        head.append(chunked_prefill(batched_tokens))
+    return lines(
+        *head,
+        *graphs,
+        available_kv(format_gib(available)),
+        profiling_enabled(util, graph_gib, total_gib),
+        failed_to_start(),
+        kv_check_error(max_model_len, needed, available, est),
+    )
+
+
 def lines(*records: str) -> str:
     return "\n".join(records) + "\n"

@@ -14,23 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from vllm_bootdiag import outcomes
+
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 MAX_BYTES = 20 * 1024 * 1024
 
-OUTCOMES = frozenset(
-    {
-        "booted", "kv_cache_shortfall", "no_kv_cache_memory", "auto_fit_failed",
-        "insufficient_free_memory", "max_model_len_exceeds_model", "invalid_argument",
-        "model_not_found", "gated_model", "revision_not_found", "unsupported_architecture",
-        "disk_full", "engine_died", "cuda_graph_capture_oom", "weight_load_oom",
-        "profiling_oom", "unknown",
-        # The kinds of failures outside memory and config (COORD's names, issue 7 item 8).
-        "gpu_arch_unsupported", "driver_too_old", "no_accelerator", "insufficient_devices",
-        "distributed_init_failed", "attention_backend_unsupported", "broken_install",
-        "model_files_unreadable", "architecture_inspection_failed",
-        "cpu_memory_reservation_exceeded", "device_oom",
-    }
-)  # fmt: skip
+OUTCOMES = frozenset(outcomes.OUTCOME_TYPES)
+"""Every outcome kind, from the outcomes package (a new kind is written once, there)."""
 # cpu: the CPU platform ran it; cuda: a GPU (reconstructed here); none: no platform was found.
 DEVICES = ("cpu", "cuda", "none")
 # Which vLLM was installed: the CPU build, or the GPU wheel (its `build` says how).

@@ -78,3 +78,22 @@ def test_context_fields_fill_from_the_boot_facts() -> None:
             assert name in cls.model_fields, cls
             assert fact in type(d.facts).model_fields, (cls, fact)
     assert issubclass(type(d.facts), BaseModel)
+
+
+def test_the_readme_lists_every_kind_under_its_category() -> None:
+    """The README's list of kinds by category is the one place besides the code a new kind
+    is named (CONTRIBUTING's "Add an outcome kind"): kept true here."""
+    import re
+    from pathlib import Path
+
+    from vllm_bootdiag import outcomes as kinds
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    listed: dict[str, str] = {}
+    for m in re.finditer(r"^- (\w+): (.*?)(?=^- |^\s*$)", readme, re.MULTILINE | re.DOTALL):
+        for kind in re.findall(r"`([a-z_]+)`", m[2]):
+            listed.setdefault(kind, m[1])
+    expected = {k: cls.CATEGORY.value for k, cls in kinds.OUTCOME_TYPES.items()}
+    # `unknown` is listed beside lifecycle, as an answer of its own
+    expected["unknown"] = "lifecycle"
+    assert {k: listed.get(k) for k in expected} == expected

@@ -59,9 +59,11 @@ def test_the_gpu_wheel_gets_no_engine_scenarios() -> None:
 def test_list_names_the_build() -> None:
     out = run_capture("--version", "0.33.0", "--package", "vllm", "--list")
     assert out.returncode == 0, out.stderr
-    first, *rows = out.stdout.splitlines()
+    first, *lines = out.stdout.splitlines()
+    rows = [r for r in lines if not r.startswith(" ")]  # notes are indented under their row
     assert first == f"0.33.0 with vllm: {len(rows)} scenario(s)"
     assert any(r.startswith("no-platform ") for r in rows)
+    assert max(len(line) for line in lines) <= 80
 
 
 def test_an_unusable_env_root_is_one_line_not_a_traceback(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -416,8 +417,9 @@ def run_all(args: argparse.Namespace) -> int:
         chosen = [s for s in chosen if s.name in args.scenario]
     if args.list:
         print(f"{args.version} with {package}: {len(chosen)} scenario(s)")
-        for s in chosen:
-            print(f"{s.name:28} {s.expect:30} {s.mode:5} {s.notes}")
+        for s in chosen:  # 80 columns: the name, kind and mode, then the notes under them
+            print(f"{s.name:28} {s.expect:30} {s.mode}")
+            print(textwrap.fill(s.notes, 80, initial_indent="    ", subsequent_indent="    "))
         return 0
     base = ensure_env(args.version, args.env_root, package, args.device)
     restore_hidden(base)

@@ -556,3 +556,23 @@ def test_echo_rules_are_checked_like_any_rule(tmp_path: Path) -> None:
     by_id = {f.rule_id: f for f in source_scan.check_rules(sources.load(path)).findings}
     assert {r.id: by_id[r.id].status for r in keep} == {r.id: "ok" for r in keep}
     assert by_id[drop.id].status == "drift"
+
+
+def test_markers_are_checked_within_their_ranges(tmp_path: Path) -> None:
+    """A marker's wording present in a release its range excludes is a range to widen; one
+    absent there is as it should be; one in range with no wording present is to add."""
+    path = tmp_path / "release-0.15.0.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("vllm/__init__.py", "")
+        z.writestr("vllm/entrypoints/utils.py", BANNER)  # the >=0.16 banner, in 0.15
+        z.writestr("vllm-0.15.0.dist-info/METADATA", "Name: vllm\nVersion: 0.15.0\n")
+    checks = engine_strings.check(sources.load(path))
+    by = {(c.probe.group, c.probe.family): c for c in checks}
+    banner = by[("marker", "banner_version")]
+    assert banner.probe.vllm == ">=0.16" and banner.status == "outside_range"
+    v0_blocks = by[("marker", "v0_blocks")]  # <0.12: not printed by 0.15, rightly
+    assert v0_blocks.status == "absent"
+    action = engine_strings.needs_action(checks)
+    assert banner in action and v0_blocks not in action
+    assert by[("marker", "weights_loaded")] in action  # in range, its wording missing
+    assert by[("marker", "api_version")].status == "ok"  # the banner's first line

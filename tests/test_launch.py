@@ -353,6 +353,21 @@ _key = st.one_of(
 )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"model": "-", "max_model_len": 0},  # a model that reads as a flag: --model -
+        {"0": "-tp"},  # a value that reads as a flag stays attached: --0=-tp
+        {"": False, "swap_space": 4},  # not an argument name: skipped, never `--`
+    ],
+)
+def test_from_log_args_round_trips_values_that_look_like_flags(args: dict[str, object]) -> None:
+    config = LaunchConfig.from_log_args(repr(args))
+    argv = config.to_argv()
+    assert "--" not in argv
+    assert LaunchConfig.from_argv(argv) == config
+
+
 @given(st.dictionaries(_key, _value, max_size=6))
 def test_from_log_args_reads_any_dict_or_says_why(args: dict[str, object]) -> None:
     try:

@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import regex
+
 from .command import vllm_args_start
 from .launch_names import (
     ALIASES,
@@ -21,6 +23,8 @@ from .launch_names import (
     convert,
 )
 from .launch_values import LaunchConfigError, parse_bool, render_unknown, take_compilation
+
+_ARG_NAME = regex.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 def argv_fields(argv: Sequence[str]) -> dict[str, Any]:
@@ -137,6 +141,8 @@ def args_dict_fields(args: Mapping[str, Any], command: Sequence[str]) -> dict[st
     for key, value in args.items():
         if key in ("model_tag", "model") or value is None:
             continue
+        if not _ARG_NAME.match(key):
+            continue  # not an argument name vLLM prints (an empty key would render `--`)
         if key == "enforce_eager":
             fields[key] = bool(value)
         elif key == "max_model_len" and value in (-1, "auto", "-1"):

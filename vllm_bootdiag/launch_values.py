@@ -150,4 +150,6 @@ def render_unknown(key: str, value: Any) -> list[str]:
         return [flag, *(str(v) for v in value)] if value else []
     if isinstance(value, dict):
         return [flag, json.dumps(value, separators=(",", ":"))]
-    return [flag, str(value)]
+    text = str(value)
+    # `--flag -x` would read -x as a flag of its own: keep such a value attached.
+    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]

@@ -5,8 +5,14 @@ results.py       Relaunch, GiveUp, Attempt, Degradation, Change
 memory.py        what a launch asks of memory per release; configs ordered by memory
 degradations.py  what a relaunch serves worse, with numbers
 context.py       the context a handler reads, the step it proposes, memory advice
-kv_steps.py      KV-cache shortfalls: fewer seqs, a context cut, eager mode
+releases.py      what each vLLM release has and defaults to (file:line per release)
+graphs.py        CUDA-graph memory as the KV check saw it, per release and env
+seqs_steps.py    fewer seqs: max_num_seqs down to the worker's concurrency
+graph_steps.py   graphs kept but fewer (capture size, PIECEWISE), then eager mode
+kv_steps.py      KV-cache shortfalls: the steps in order of cost, a context cut
 oom_steps.py     graph-capture, profiling, free-memory and weight OOMs
+utilization_steps.py  more of the card: auto-fit, the CPU reservation
+fitted.py        a boot auto-fitted below the policy's minimum context
 other_steps.py   config/access give-ups, one plain restart
 budget.py        launches and boot seconds
 next_launch.py   plan(): handlers, vetting, the budget

@@ -17,8 +17,6 @@ from .releases import graph_sets
 DEFAULT_MAX_NUM_SEQS = 256
 """vLLM's default on most GPUs (1024 on >=70 GiB cards in newer releases; both
 give the same default largest capture size, 512)."""
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
-"""The API server's default on most GPUs (8192 on >=70 GiB cards): a guess when unset."""
 DEFAULT_BLOCK_SIZE = 16
 MAX_CAPTURE_SIZE = 512
 AUTO_MAX_MODEL_LEN_SINCE = Version("0.14")

@@ -6,8 +6,8 @@ The union, `OUTCOME_TYPES`, `field_names` and `build` are derived from that
 registry in `outcomes/__init__.py`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic evaluates a string annotation of
+# a base class again for every subclass (36 kinds x 10 fields); real objects it reads as is.
 import enum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
@@ -73,7 +73,7 @@ class Evidence(BaseModel):
     text: str
 
 
-REGISTRY: dict[str, type[_Outcome]] = {}
+REGISTRY: dict[str, type["_Outcome"]] = {}
 """kind -> model class, in definition order (filled as outcome modules are imported)."""
 
 _COMPUTED = ("category", "retry_same_config_can_succeed")

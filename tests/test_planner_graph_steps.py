@@ -227,3 +227,19 @@ def test_a_profiling_oom_halves_the_batched_tokens_the_boot_printed() -> None:
     assert isinstance(r, Relaunch) and r.step == "lower_max_num_batched_tokens"
     assert r.config.max_num_batched_tokens == 1024
     assert "the boot's own value, from its `Chunked prefill` line" in r.reason
+
+
+def test_the_cpu_backends_default_seqs_are_never_raised_by_a_cut() -> None:
+    """vLLM's CPU backend serves 128 x ranks seqs by default (0.32.0 arg_utils.py:2979-2982),
+    not 256: a worker running 200 at once gets no "cut" to 200, which would raise it."""
+    log = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
+    d = classify_file(str(log))
+    assert d.facts.device == "cpu"
+    args = d.facts.non_default_args
+    config = LaunchConfig.from_log_args(args) if args else LaunchConfig()
+    assert config.max_num_seqs is None
+    many = plan(d, config, Policy(max_concurrency=200))
+    assert isinstance(many, Relaunch) and many.config.max_num_seqs is None
+    few = plan(d, config, Policy(max_concurrency=30))
+    assert isinstance(few, Relaunch) and few.config.max_num_seqs == 32
+    assert "max_num_seqs 128 is above the 30 requests" in few.reason

@@ -22,6 +22,9 @@ Each setting, the releases that have it, and where (vllm/ in that release):
   70 GiB; 8192 at >=70 GiB (0.8.5 :1596-1607), except A100s from 0.9 (0.9.2 :1629)
   and GB10 (0.33.0 :2984-2986); 16384 at >=160 GiB from 0.28.0 (:2582; 0.27.1 has no
   such tier); CPU 2048, x world size from 0.10.0 (0.10.0 :1621-1625, 0.32.0 :2975).
+* default max_num_seqs, OpenAI server (engine/arg_utils.py): 256 below 70 GiB, 1024
+  at >=70 GiB except A100s (0.9.2 :1633-1647); CPU 32 in 0.9.2 (:1673), 128 x world
+  size from 0.10.0 (:1627-1629; 0.32.0 :2979-2982, 0.33.0 :3033-3036).
 """
 
 from __future__ import annotations
@@ -107,6 +110,22 @@ def capture_size_fields(
         return {"max_cudagraph_capture_size": largest}
     sizes = [s for s in (1, 2, 4) if s <= largest] + list(range(8, largest + 1, 8))
     return {"cudagraph_capture_sizes": tuple(sizes)}
+
+
+CPU_SEQS_PER_RANK_SINCE = Version("0.10.0")
+CPU_SEQS_OLD = Version("0.9")
+
+
+def default_max_num_seqs(version: Version | None, device: str | None, world_size: int) -> int:
+    """What an unset --max-num-seqs was for this boot: the smaller value wherever the
+    card's name decides (1024 on an H100, 256 on an A100), so a cut from it never
+    raises the real value. The CPU backend's defaults are exact."""
+    if device == "cpu" and version is not None:
+        if version >= CPU_SEQS_PER_RANK_SINCE:
+            return 128 * max(world_size, 1)
+        if version >= CPU_SEQS_OLD:
+            return 32
+    return 256
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .context import Ctx, Step, update
 from .graphs import graph_share
 from .memory import MAX_CAPTURE_SIZE, effective_capture_max, effective_max_num_seqs, seqs_for
+from .releases import default_max_num_seqs
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ def seqs_cut(ctx: Ctx) -> SeqsCut | None:
     target = seqs_target(ctx)
     cfg = ctx.config
     current = effective_max_num_seqs(cfg)
+    if cfg.max_num_seqs is None:
+        # The release's real default: on the CPU backend 128 x ranks, not 256, and a
+        # "cut" to the concurrency above it would raise it.
+        current = default_max_num_seqs(
+            ctx.version, ctx.diagnosis.facts.device, cfg.tensor_parallel_size or 1
+        )
     if target >= current:
         return None
     graph = ctx.graph

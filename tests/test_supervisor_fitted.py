@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from test_supervisor import CORPUS, Fake, _alive
+from test_supervisor import CORPUS, Fake, _alive, _cli, _summary_line
 
 from vllm_bootdiag.planning import Policy
 from vllm_bootdiag.supervisor import health_ok
@@ -44,3 +44,16 @@ def test_a_fitted_context_the_policy_accepts_stays_up(tmp_path: Path) -> None:
         assert summary.booted and health_ok(fake.port)
     finally:
         sup.stop()
+
+
+def test_cli_run_exits_1_with_the_give_up_in_its_summary(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, [{"log": str(AUTOFIT), "serve": True, "log_first": True}])
+    fake.env["VLLM_BOOTDIAG_MIN_MAX_MODEL_LEN"] = "64k"
+    proc = _cli(fake, "run", "--", *fake.argv("--max-model-len", "auto"))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    summary = _summary_line(out)
+    assert summary["result"] == "gave_up"
+    assert summary["give_up"]["cause"] == "auto_fit_below_minimum"
+    assert "fitted 32640 tokens, below the 64000" in " ".join(err.split())
+    assert not health_ok(fake.port)

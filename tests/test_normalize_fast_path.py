@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vllm_bootdiag import logtail
+from vllm_bootdiag.text import damage_check
 from vllm_bootdiag.text import normalize as norm
 from vllm_bootdiag.text.wrappers import (
     OTHER_PREFIX_AT_START,
@@ -49,7 +50,7 @@ def test_the_split_prefix_search_finds_what_the_whole_one_finds() -> None:
 
 @pytest.mark.parametrize("log", COLOURED, ids=[f"{p.parent.name}/{p.stem}" for p in COLOURED])
 def test_vllms_coloured_output_takes_the_fast_path(log: Path) -> None:
-    assert not norm._damaged(_doc(_tail(log)))
+    assert not damage_check.damaged(_doc(_tail(log)))
 
 
 def test_there_are_coloured_corpus_logs() -> None:
@@ -65,5 +66,5 @@ _PER_LINE = ("ci_gutter", "bracket_stamp", "actions_stamp", "caret_ansi", "markd
 def test_a_damaged_coloured_log_is_not_called_clean(name: str) -> None:
     for log in COLOURED[:8]:
         lines = damages.BY_NAME[name].apply(_tail(log))
-        assert norm._damaged(_doc(lines))
+        assert damage_check.damaged(_doc(lines))
         assert norm.normalize(lines)[1]  # and a repair ran

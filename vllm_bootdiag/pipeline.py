@@ -19,7 +19,7 @@ from .engine.diagnose import diagnose
 from .rules.ruleset import RuleSet, resolve
 from .rules.schema import Rule
 from .text import tail as text_tail
-from .text.normalize import normalize
+from .text.normalize import normalize_rows
 from .text.recognize import is_vllm_output
 from .text.triage import Tail
 
@@ -71,9 +71,9 @@ def run(
 ) -> Diagnosis:
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
-    lines, repairs = normalize(raw, first_line=first_line, lookahead=lookahead)
-    texts = [ln.text for ln in lines]
-    numbers = [ln.first for ln in lines]
+    lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
+    texts = [ln[0] for ln in lines]
+    numbers = [ln[1] for ln in lines]
     tail = Tail(texts, timeline.progress_key, numbers)
     found = boots.find(tail, timeline.PHASE_OF)
     update: dict[str, object] = {}

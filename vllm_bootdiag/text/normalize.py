@@ -14,18 +14,17 @@ one line at a time) turns off the steps that need the following lines.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import repeat
 
 import regex
 
+from .damage_check import HEAD as _HEAD
+from .damage_check import damaged as _damaged
 from .wrappers import (
     ESC_CSI,
     FENCE,
-    OTHER_PREFIX_AT_START,
-    PIPE_PREFIX_AT_START,
     PREFIX_NAMES,
     PREFIXES,
     ansi_text,
@@ -58,12 +57,6 @@ class Repair:
     """Needs the lines after the one it repairs (off when streaming)."""
 
 
-_HEAD = regex.compile(
-    r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:\([A-Za-z][\w =.-]*? pid=\d+\)(?:\x1b\[[0-9;]*m)* ?)?"
-    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
-    r"\[[^\]\s]+:\d+\])?[ \t]*"
-)
-"""Where a line's message starts: after indentation, a process tag and a record prefix."""
 _SPLIT = regex.compile(
     r"(?:\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?)?"
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
@@ -179,66 +172,83 @@ _QUICK_STARTS = ("INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Tracebac
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
 
 
-def _rejoin(lines: list[Line], raw: Sequence[str], base: int) -> tuple[list[Line], set[str]]:
+Row = tuple[str, int, int, tuple[str, ...]]
+"""A Line's fields as a plain tuple (text, first, last, repairs): what the steps pass
+along, built at C speed; `normalize` makes Lines of them, the pipeline reads them as is."""
+
+
+def _rejoin(lines: list[Row], raw: Sequence[str], base: int) -> tuple[list[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
     A terminal wraps at exactly its width W (the longest row): a row of W characters
     goes on in the next row unless that one starts a record. An editor wraps at word
     breaks, at the longest row that has one (a long word overflows): a row goes on
     when the next row's first word would not have fit. A reflowed error goes on in
-    rows that start mid-sentence.
+    rows that start mid-sentence. Only a row that does not start quickly can go on
+    its predecessor (`_starts_quickly`), so the others are passed over in one test.
     """
+    slow = [k for k in range(1, len(lines)) if not _starts_quickly(lines[k][0])]
+    if not slow:
+        return lines, set()
     widths = [len(t) for t in raw]
     width = max(widths, default=0)
     editor = max((len(t) for t in raw if " " in t.strip()), default=0)
     full = fits = 0
     if 40 <= editor <= 300:
-        for a, b in pairwise(lines):
-            w = widths[a.last - base]
-            if w == width <= 300 and not _STRONG_START.match(b.text):
+        capped = width <= 300
+        for k in range(len(lines) - 1):
+            w = widths[lines[k][2] - base]
+            row = lines[k + 1][0]
+            if not (capped and w == width) and w + 1 + len(row) <= editor:
+                continue  # neither test below can hold (a first word is at most the row)
+            if w == width <= 300 and not _STRONG_START.match(row):
                 full += 1
-            elif w + 1 + _first_word(b.text) > editor and not _START.match(b.text):
+            elif w + 1 + _first_word(row) > editor and not _START.match(row):
                 fits += 1
     # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
     hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
     soft = not hard and editor <= 200 and fits + full >= 2
     if not hard and not soft and not 40 <= width <= 300:
         width = -1  # no row is full
-    out: list[Line] = []
+    out: list[Row] = []
     ran: set[str] = set()
-    for line in lines:
-        if out and not _starts_quickly(line.text):
-            prev = out[-1]
-            w = widths[prev.last - base]
-            name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
-            if name:
-                repairs = tuple(dict.fromkeys((*prev.repairs, *line.repairs, name)))
-                text = prev.text + ("" if sep == "" or prev.text.endswith(" ") else " ") + line.text
-                out[-1] = Line(text, prev.first, line.last, repairs)
-                ran.add(name)
-                continue
-        out.append(line)
+    done = 0
+    for k in slow:  # the rows between slow ones start quickly: kept as they are
+        out.extend(lines[done:k])
+        done = k + 1
+        line = lines[k]
+        prev = out[-1]
+        w = widths[prev[2] - base]
+        name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
+        if name:
+            repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
+            text = prev[0] + ("" if sep == "" or prev[0].endswith(" ") else " ") + line[0]
+            out[-1] = (text, prev[1], line[2], repairs)
+            ran.add(name)
+        else:
+            out.append(line)
+    out.extend(lines[done:])
     return out, ran
 
 
 def _join_kind(
-    prev: Line, line: Line, prev_width: int, width: int, hard: bool, soft: bool
+    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line.first != prev.last + 1 or any(r in PREFIX_NAMES for r in line.repairs):
+    if line[1] != prev[2] + 1 or any(r in PREFIX_NAMES for r in line[3]):
         return "", ""
-    row = line.text
+    row, prev_text = line[0], prev[0]
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
         # One full row alone is weak evidence: it must also stop mid-sentence (or
         # mid-token: `NCCLUtils.` then `cpp:77`).
-        mid = prev.text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
+        mid = prev_text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
         if mid and not _START.match(row):
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
         return "rejoin_wrapped", " "
-    if any(w in prev.text for w in _ERROR_WORDS) and _continues(prev.text, row):
+    if any(w in prev_text for w in _ERROR_WORDS) and _continues(prev_text, row):
         return "rejoin_reflowed", " "
     return "", ""
 
@@ -253,93 +263,6 @@ STEPS: tuple[Repair, ...] = (
     Repair("rejoin_reflowed", "an error message a paste split over several rows", lookahead=True),
 )
 """The repair steps, in the order they run; `Line.repairs` names them."""
-
-
-_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_RECORD_AT = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d")
-_RECORDS_AT = tuple(re.compile(level + r" \d\d-\d\d \d\d:\d\d:\d\d") for level in _LEVELS)
-"""`_RECORD_AT` one level at a time: each starts with a literal, which the engine finds
-as fast as `str.find`; records never overlap, so together they find the same ones."""
-_FRAME_HEADS = ('\n  File "', ']   File "', ')   File "')
-_RAW_STARTS = ("Traceback (most recent call last)", "INFO:     ", "ERROR:     ", "usage: ")
-"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse."""
-_ESC_CSI_RE = re.compile(ESC_CSI.pattern)
-
-
-def _damaged(doc: str) -> bool:
-    """Whether any line of `doc` ("\\n" + the lines joined) needs a per-line repair.
-
-    Most tails are clean, and a few scans of the joined text in C cost less than a
-    step per line: a wrapper at a line start, caret ANSI, a record, a traceback
-    header or a frame anywhere but at the start of its line. Where a record or a frame
-    starts is judged without colour codes, as `split_collapsed` judges it: vLLM's own
-    coloured output is clean.
-    """
-    if ("|" in doc and PIPE_PREFIX_AT_START.search(doc)) or OTHER_PREFIX_AT_START.search(doc):
-        return True
-    if ("^" in doc and "^[[" in doc) or ("␛" in doc and "␛[" in doc):
-        return True
-    if "[0m" in doc and regex.search(r"(?<!\x1b)\[0(?:;0)?m", doc):
-        return True
-    if "\x1b" in doc:
-        doc = _ESC_CSI_RE.sub("", doc)
-    heads: dict[str, bool] = {}
-    return _frames_damaged(doc, heads) or _raw_damaged(doc, heads) or _records_damaged(doc, heads)
-
-
-def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
-    """A frame's `File "` after anything but a line's head."""
-    if doc.count('File "') != sum(doc.count(h) for h in _FRAME_HEADS):
-        return True
-    for head in _FRAME_HEADS[1:]:  # after a record or a process tag: at the line's head?
-        pos = doc.find(head)
-        while pos >= 0:
-            if not _at_head(doc, pos + 1, heads):
-                return True
-            pos = doc.find(head, pos + 1)
-    return False
-
-
-def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
-    """A traceback header, uvicorn's or argparse's line after anything but a line's head."""
-    for raw_start in _RAW_STARTS:
-        pos = doc.find(raw_start)
-        while pos >= 0:
-            if not _at_head(doc, pos, heads):
-                return True
-            pos = doc.find(raw_start, pos + 1)
-    return False
-
-
-def _records_damaged(doc: str, heads: dict[str, bool]) -> bool:
-    """A record anywhere but at a line's start or after its head."""
-    for record in _RECORDS_AT:
-        for m in record.finditer(doc):
-            p = m.start()
-            if doc[p - 1] == "\n":
-                continue
-            start = doc.rfind("\n", 0, p) + 1
-            if doc[p - 2 : p] == ") " and doc[start] == "(" and doc.find(") ", start) == p - 2:
-                continue  # after the process tag
-            if not _at_head(doc, p, heads):
-                return True
-    return False
-
-
-def _at_head(doc: str, pos: int, heads: dict[str, bool]) -> bool:
-    """Whether only a line's head (indent, process tag, record prefix) precedes `pos`.
-    `heads` keeps the answer per text before `pos`: a traceback's frames share one."""
-    start = doc.rfind("\n", 0, pos) + 1
-    before = doc[start:pos]
-    known = heads.get(before)
-    if known is None:
-        head = _HEAD_RE.match(before)
-        known = heads[before] = head is not None and head.end() == len(before)
-    return known
-
-
-_HEAD_RE = re.compile(_HEAD.pattern)
-"""`_HEAD` for the standard engine: the same expression, matched with less overhead."""
 
 
 def _per_line(text: str) -> tuple[list[str], list[str]]:
@@ -369,26 +292,35 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
     return out, names
 
 
+def normalize_rows(
+    raw: Sequence[str], *, first_line: int = 1, lookahead: bool = True
+) -> tuple[list[Row], tuple[str, ...]]:
+    """`normalize`, with each line as a Row (what the pipeline reads)."""
+    ran: set[str] = set()
+    if not _damaged("\n" + "\n".join(raw)):
+        numbers = range(first_line, first_line + len(raw))
+        lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
+    else:
+        lines = []
+        for i, text in enumerate(raw):
+            number = first_line + i
+            rows, names = _per_line(text)
+            if not names:
+                lines.append((text, number, number, ()))
+                continue
+            ran.update(names)
+            repairs = tuple(dict.fromkeys(names))
+            lines.extend((row, number, number, repairs) for row in rows)
+    if lookahead and len(lines) > 1:
+        lines, joined = _rejoin(lines, raw, first_line)
+        ran.update(joined)
+    return lines, tuple(s.name for s in STEPS if s.name in ran)
+
+
 def normalize(
     raw: Sequence[str], *, first_line: int = 1, lookahead: bool = True
 ) -> tuple[list[Line], tuple[str, ...]]:
     """(lines, names of repairs that ran). lookahead=False (streaming) disables steps that
     need following lines (rejoining wrapped lines). A clean vLLM log comes back unchanged."""
-    lines: list[Line] = []
-    ran: set[str] = set()
-    if not _damaged("\n" + "\n".join(raw)):
-        lines = [Line(text, first_line + i, first_line + i) for i, text in enumerate(raw)]
-    else:
-        for i, text in enumerate(raw):
-            number = first_line + i
-            rows, names = _per_line(text)
-            if not names:
-                lines.append(Line(text, number, number))
-                continue
-            ran.update(names)
-            repairs = tuple(dict.fromkeys(names))
-            lines.extend(Line(row, number, number, repairs) for row in rows)
-    if lookahead and len(lines) > 1:
-        lines, joined = _rejoin(lines, raw, first_line)
-        ran.update(joined)
-    return lines, tuple(s.name for s in STEPS if s.name in ran)
+    rows, ran = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
+    return [Line(*row) for row in rows], ran

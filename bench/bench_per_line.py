@@ -27,19 +27,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _best(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def corpus_tails() -> list[list[str]]:
@@ -77,25 +67,26 @@ def measure(tails: list[list[str]], before: list[list[str]], repeat: int) -> dic
 
     classify, watcher = vllm_bootdiag.classify, vllm_bootdiag.BootWatcher
 
-    def feed_all(streams: list[list[str]]) -> None:
-        for lines in streams:
-            feed = watcher().feed
-            for line in lines:
-                feed(line)
+    def feed(lines: list[str]) -> None:
+        f = watcher().feed
+        for line in lines:
+            f(line)
 
-    def each(fn: Callable[[list[str]], object]) -> Callable[[], None]:
-        return lambda: [fn(t) for t in tails] and None
-
-    cases = {
-        "usual": each(usual),
-        "classify": each(classify),
-        "watch": lambda: feed_all(tails),
-        "watch_before": lambda: feed_all(before),
-    }
-    out = dict.fromkeys(cases, float("inf"))
-    for _ in range(repeat):  # interleaved, so a burst of load hits every case alike
-        for name, fn in cases.items():
-            out[name] = min(out[name], _best(fn, 1))
+    out = dict.fromkeys(("usual", "classify", "watch", "watch_before"), 0.0)
+    clock = time.perf_counter
+    for tail, early in zip(tails, before, strict=True):
+        # Per tail, each case's best of `repeat`, interleaved: a burst of load on a shared
+        # machine spoils a few short runs, not a whole case.
+        cases = (("usual", usual, tail), ("classify", classify, tail), ("watch", feed, tail),
+                 ("watch_before", feed, early))  # fmt: skip
+        best = dict.fromkeys(out, float("inf"))
+        for _ in range(repeat):
+            for name, fn, arg in cases:
+                t0 = clock()
+                fn(arg)
+                best[name] = min(best[name], clock() - t0)
+        for name in out:
+            out[name] += best[name]
     out["lines"] = float(sum(map(len, tails)))
     out["lines_before"] = float(sum(map(len, before)))
     return out
@@ -124,8 +115,8 @@ def _worker(tails_file: str, repeat: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--against", type=Path, help="a directory holding an older vllm_bootdiag/")
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--rounds", type=int, default=4, help="alternations with --against")
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--rounds", type=int, default=3, help="alternations with --against")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
@@ -33,7 +34,13 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     a RuleSet for an unknown version lists the newest wording first."""
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
-    for rule in rules.rules:
+    words = tail.words
+    always, by_word = _word_index(rules)
+    picked = [k for w in words & by_word.keys() for k in by_word[w]]
+    for k in sorted(always + picked) if picked else always:
+        rule = rules.rules[k]
+        if not words.issuperset(inner_words(rule.literal)):
+            continue  # the literal is not in the tail's failure lines: no str.find needed
         for i in tail.find(rule.literal):
             if (i, rule.outcome) in seen:
                 continue
@@ -51,6 +58,19 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     ]
     found.sort(key=lambda h: h.index)
     return found
+
+
+_WORD_RUN = re.compile(r"\w+")
+
+
+@cache
+def inner_words(literal: str) -> frozenset[str]:
+    """The words of `literal` with a non-word character on each side inside it: wherever
+    the literal occurs, each is a whole word of the text, so a text that lacks one of them
+    cannot hold the literal (a set test instead of a search)."""
+    return frozenset(
+        m[0] for m in _WORD_RUN.finditer(literal) if m.start() > 0 and m.end() < len(literal)
+    )
 
 
 def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
@@ -83,7 +103,9 @@ def trie_pattern(literals: Iterable[str]) -> str:
     return build(trie) if trie else "(?!)"
 
 
+_Index = tuple[list[int], dict[str, list[int]]]
 _GATES: dict[int, tuple[RuleSet, re.Pattern[str]]] = {}
+_INDEXES: dict[int, tuple[RuleSet, _Index]] = {}
 
 
 def literal_gate(rules: RuleSet) -> re.Pattern[str]:
@@ -96,3 +118,24 @@ def literal_gate(rules: RuleSet) -> re.Pattern[str]:
         _GATES.clear()
     _GATES[id(rules)] = (rules, gate)
     return gate
+
+
+def _word_index(rules: RuleSet) -> _Index:
+    """(positions of the rules whose literal has no inner word, {inner word: positions of
+    the rules keyed by it}), each rule keyed by its longest inner word (kept per RuleSet):
+    a tail's words pick the few rules worth a look without a pass over all of them."""
+    cached = _INDEXES.get(id(rules))
+    if cached is not None and cached[0] is rules:
+        return cached[1]
+    always: list[int] = []
+    by_word: dict[str, list[int]] = {}
+    for k, rule in enumerate(rules.rules):
+        inner = inner_words(rule.literal)
+        if inner:
+            by_word.setdefault(max(sorted(inner), key=len), []).append(k)
+        else:
+            always.append(k)
+    if len(_INDEXES) >= 256:
+        _INDEXES.clear()
+    _INDEXES[id(rules)] = (rules, (always, by_word))
+    return always, by_word

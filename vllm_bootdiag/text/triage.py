@@ -34,6 +34,7 @@ must not cost every rule a scan. Rule patterns still run on the whole line."""
 
 
 PROGRESS, CANDIDATE, SKIP = "progress", "candidate", "skip"
+_WORDS = re.compile(r"\w+")
 
 
 def sort_line(line: str) -> tuple[str, str, int, str | None]:
@@ -71,6 +72,7 @@ class Tail:
         "_numbers",
         "_parsed",
         "_starts",
+        "_words",
         "lines",
         "markers",
         "other",
@@ -108,9 +110,18 @@ class Tail:
         self._starts = starts
         self._parsed: dict[int, logline.LogLine] = {}
         self._found: dict[str, list[int]] = {}
+        self._words: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    @property
+    def words(self) -> frozenset[str]:
+        """The whole words (runs of word characters) of the candidate-failure text that
+        `find` searches: one scan, then a literal whose inner word is missing is skipped."""
+        if self._words is None:
+            self._words = frozenset(_WORDS.findall(self.other_text))
+        return self._words
 
     def find(self, literal: str) -> list[int]:
         """Indices of the candidate-failure lines that contain `literal`, in order."""

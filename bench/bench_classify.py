@@ -118,6 +118,23 @@ def bench_adversarial() -> None:
     worst, _ = _best_of(lambda: classify(lines), 5)
     base, _ = _best_of(lambda: classify(_tail_of(DEFAULT_LOG)), 20)
     print(f"classify 10 adversarial 16 KB lines: {worst / base:.1f}x a 400-line corpus tail")
+    # The bound: no tail of <= 400 lines x 16 KB over 50 ms. Every run above, and
+    # every corpus line padded with one of them to 16 KB, 400 lines of each shape.
+    corpus_line = _tail_of(DEFAULT_LOG)[-1]
+    shapes = {
+        **{f"{r[0]!r} run": [f"{pre}{r}"[:16384] for pre in (lines[0][:60], lines[5][:52])] * 200
+           for r in runs},
+        "corpus lines + 16 KB": [(line + " " + runs[k % 5])[:16384]
+                                 for k, line in enumerate(_tail_of(DEFAULT_LOG))],
+        "one record, 16 KB message": [corpus_line[:60] + "x" * 16324] * 400,
+    }  # fmt: skip
+    slowest = max(
+        ((_best_of(lambda t=t: classify(t), 3)[0], name) for name, t in shapes.items()),
+    )
+    print(
+        f"classify 400 lines x 16 KB ({len(shapes)} shapes): slowest {slowest[0] * 1e3:.1f} ms "
+        f"({slowest[1]}); bound 50 ms"
+    )
 
 
 def main() -> None:

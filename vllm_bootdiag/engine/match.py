@@ -48,7 +48,8 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
             if groups is not None and not any(tail.find(u) for u in rule.unless):
                 seen.add((i, rule.outcome))
                 found.append(Hit(i, rule, tuple(sorted(groups.items()))))
-    exact_lines = {h.index for h in found if h.rule.tier == "exact"}
+    # an echo (`Worker failed with error '<cause>'`) leaves its line to a tolerant cause
+    exact_lines = {h.index for h in found if h.rule.tier == "exact" and h.rule.role == "cause"}
     exact_ids = {h.rule.id for h in found if h.rule.tier == "exact"}
     found = [
         h

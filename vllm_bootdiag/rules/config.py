@@ -288,6 +288,38 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     # --- tolerant tier ---------------------------------------------------------------
+    # CF102 before CF101: both read a cut `Value error, User-specified max_model_len ...`
+    # line, and of two tolerant rules of one rank the first listed is the root cause.
+    Rule(
+        id="CF102",
+        name="max-model-len-over-model-context-core",
+        tier="tolerant",
+        covers=("CF001",),
+        outcome="max_model_len_exceeds_model",
+        literal="User-specified max_model_len (",
+        patterns=(
+            # vLLM's one message that starts so; the derived length where it survives
+            r"User-specified max_model_len \((?P<max_model_len>\d+)\) is greater than the"
+            r"(?: derived max_model_len \((?P<derived_from>\w+)=(?P<derived_max_model_len>\d+)"
+            r"(?=[.,) ]))?",
+        ),
+        examples=(
+            # CF001's corpus line (0.11.0) cut by a viewer inside the derived length
+            "  Value error, User-specified max_model_len (16384) is greater than the derived "
+            "max_model_len (max_posit…",
+            # the same line cut by a viewer at 120 columns, inside the core sentence
+            "  Value error, User-specified max_model_len (16384) is greater than the derived "
+            "max_m…",
+        ),
+        counter_examples=(
+            "  Value error, max_model_len (16384) must be less than the derived max_model_len",
+        ),
+        summary="--max-model-len is over the model's context (the sentence's core; the "
+        "derived length where it survives).",
+        remediation="Use a --max-model-len at or below the model's context (or omit it); "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if the model really supports more (RoPE scaling).",
+        references=("vllm/config/model.py _get_and_verify_max_len (CF001's message)",),
+    ),
     Rule(
         id="CF101",
         name="pydantic-value-error-alone",

@@ -383,4 +383,32 @@ RULES: tuple[Rule, ...] = (
             "device, ' has a total capacity of ' part of the OutOfMemoryError text)",
         ),
     ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
+    Rule(
+        id="CM101",
+        printed_by="pytorch",
+        name="device-oom-core",
+        tier="tolerant",
+        covers=("CM001", "CM004", "CM005"),
+        outcome="device_oom",
+        attribution="cuda_oom_phase",
+        remediations=_PHASE_REMEDIES,
+        literal=" out of memory.",
+        patterns=(
+            r"(?:Error: |Exception: |error '|error: )(?P<device>CUDA|HIP|XPU) out of memory\.",
+        ),
+        examples=(
+            # CM001's corpus line cut by a viewer inside the size
+            "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] torch.OutOfMemoryError: "
+            "CUDA out of memory. Tried to allocate 1.…",
+        ),
+        counter_examples=(
+            "ValueError: CUDA out of memory occurred when warming up sampler with 256 dummy "
+            "requests.",
+        ),
+        summary="torch's allocator ran out of device memory (the sentence's core); the phase "
+        "is read from the traceback and the boot's progress, as for the exact rules.",
+        remediation=_ANY_PHASE,
+        references=("c10/cuda/CUDACachingAllocator.cpp (CM001's message)",),
+    ),
 )

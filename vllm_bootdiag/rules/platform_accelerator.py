@@ -252,4 +252,27 @@ RULES: tuple[Rule, ...] = (
             "CUDA runtime: cudaErrorNoDevice (100)",
         ),
     ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
+    Rule(
+        id="PF105",
+        printed_by="pytorch",
+        name="nvidia-driver-too-old-core",
+        tier="tolerant",
+        covers=("PF011",),
+        outcome="driver_too_old",
+        literal="The NVIDIA driver on your system is too old",
+        patterns=(
+            r"The NVIDIA driver on your system is too old(?: \(found version (?P<driver_version>"
+            r"\d+)(?=\)))?",
+        ),
+        examples=(
+            # PF011's rendered text cut by a viewer inside the version
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 120…",
+        ),
+        counter_examples=("RuntimeError: The NVIDIA driver on your system is up to date",),
+        summary="torch's driver check: the driver is older than the CUDA runtime (the "
+        "sentence's core; the version where it survives).",
+        remediation=_DRIVER_REMEDY,
+        references=("c10/cuda/CUDAFunctions.cpp (PF011's message)",),
+    ),
 )

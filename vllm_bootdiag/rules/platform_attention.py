@@ -96,4 +96,49 @@ RULES: tuple[Rule, ...] = (
             "vllm/platforms/cuda.py:438 (0.33.0)",
         ),
     ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
+    Rule(
+        id="PF103",
+        name="no-valid-attention-backend-core",
+        tier="tolerant",
+        covers=("PF040",),
+        outcome="attention_backend_unsupported",
+        literal="No valid attention backend found for ",
+        patterns=(
+            r"No valid attention backend found for \w+(?: with AttentionSelectorConfig\("
+            r"head_size=(?P<head_size>\d+)(?=,)(?:, dtype=(?:torch\.)?(?P<dtype>\w+)(?=,))?)?",
+        ),
+        examples=(
+            # PF040's rendered text cut by a viewer inside the selector config
+            _ENGINE + "ValueError: No valid attention backend found for cuda with "
+            "AttentionSelectorConfig(head_size=7…",
+        ),
+        counter_examples=("INFO 11-29 16:00:40 [cuda.py:1] Using FLASH_ATTN attention backend.",),
+        summary="No attention backend supports this model on this device (the sentence's "
+        "core; numbers where they survive).",
+        remediation=_ATTN_REMEDY,
+        references=("vllm/platforms/cuda.py (PF040's message)",),
+    ),
+    Rule(
+        id="PF104",
+        name="selected-attention-backend-not-valid-core",
+        tier="tolerant",
+        covers=("PF042",),
+        outcome="attention_backend_unsupported",
+        literal="is not valid for this configuration",
+        patterns=(
+            r"Selected backend (?:AttentionBackendEnum\.)?(?P<backend>\w+) is not valid for this "
+            r"configuration",
+        ),
+        examples=(
+            # PF042's rendered text, the paste stopping after the first sentence
+            _ENGINE + "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid "
+            "for this configuration.",
+        ),
+        counter_examples=("ValueError: this configuration is not valid",),
+        summary="The attention backend asked for cannot run this model here (the sentence's "
+        "core, without the reasons).",
+        remediation="Drop --attention-backend (let vLLM choose) or name one the reasons allow.",
+        references=("vllm/platforms/cuda.py (PF042's message)",),
+    ),
 )

@@ -180,4 +180,58 @@ RULES: tuple[Rule, ...] = (
             "vllm/utils/ompmultiprocessing.py:220 (0.33.0)",
         ),
     ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
+    Rule(
+        id="PF101",
+        name="cpu-workers-over-numa-nodes-core",
+        tier="tolerant",
+        covers=("PF034", "PF035"),
+        outcome="insufficient_devices",
+        literal="Not enough allowed NUMA nodes to bind threads of",
+        patterns=(
+            r"Not enough allowed NUMA nodes to bind threads of (?P<requested>\d+)(?= )"
+            r"(?: (?:local )?CPUWorkers\. " + _NUMA + r")?",
+            r"Not enough allowed NUMA nodes to bind threads of",
+        ),
+        examples=(
+            # PF035's corpus line (0.32.0) cut by a viewer inside the node list
+            _ENGINE + "AssertionError: Not enough allowed NUMA nodes to bind threads of 2 local "
+            "CPUWorkers. Allowed NUMA nodes are [0, …",
+            # PF034's text, the paste stopping after the first sentence
+            "AssertionError: Not enough allowed NUMA nodes to bind threads of 2 CPUWorkers.",
+        ),
+        counter_examples=("INFO 11-29 16:00:40 [cpu_worker.py:1] Allowed NUMA nodes are [0]",),
+        summary="CPU backend: more workers than NUMA nodes to bind them to (the sentence's "
+        "core, either release's wording; numbers where they survive).",
+        remediation="On the CPU backend each tensor/pipeline-parallel worker needs a NUMA node "
+        "of its own: lower --tensor-parallel-size / --pipeline-parallel-size to the node count, "
+        "or bind threads yourself (VLLM_CPU_OMP_THREADS_BIND).",
+        references=("vllm/utils/ompmultiprocessing.py:219 (0.32.0)",),
+    ),
+    Rule(
+        id="PF102",
+        name="ray-placement-group-too-small-core",
+        tier="tolerant",
+        covers=("PF031",),
+        outcome="insufficient_devices",
+        literal="exceeds the total number of available",
+        patterns=(
+            r"The number of required \w+s exceeds the total number of available(?: \w+s in the "
+            r"placement group\. Required number of devices: (?P<requested>\d+)(?=\.)"
+            r"(?:\. Total number of devices: (?P<available>\d+)(?=\.))?)?",
+        ),
+        examples=(
+            # PF031's rendered text, the paste stopping after the first sentence
+            "ValueError: The number of required GPUs exceeds the total number of available GPUs "
+            "in the placement group.",
+        ),
+        counter_examples=(
+            "ValueError: World size (8) is larger than the number of available GPUs (4) in this "
+            "node.",
+        ),
+        summary="Ray's placement group holds fewer devices than the layout needs (the "
+        "sentence's core; numbers where they survive).",
+        remediation=_DEVICES_REMEDY,
+        references=("vllm/v1/executor/ray_utils.py (PF031's message)",),
+    ),
 )

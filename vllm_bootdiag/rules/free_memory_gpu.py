@@ -1,7 +1,8 @@
-"""Free-memory checks at startup: the device (or CPU node) has less free than asked.
+"""Free GPU memory at startup below what was asked, or changing while vLLM profiled.
 
-On a GPU another process holds memory (a leftover vLLM, a second tenant); on
-the CPU backend the node has less free RAM than the KV space requested.
+Another process holds device memory (a leftover vLLM, a second tenant), or memory
+was freed or taken during profiling (`Error in memory profiling`): vLLM's checks in
+the GPU worker (v1/worker/gpu_worker.py, utils/mem_utils.py).
 """
 
 from __future__ import annotations
@@ -12,10 +13,6 @@ _G = r"-?\d+(?:\.\d+)?"
 _GPU_REMEDY = (
     "Free the GPU (another process holds memory) or lower --gpu-memory-utilization to the "
     "free fraction; a plain restart helps if the other process was a leftover."
-)
-_CPU_REMEDY = (
-    "Ask for less: lower --gpu-memory-utilization (it sizes CPU memory on the CPU backend), "
-    "VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes; or free the node's memory."
 )
 
 RULES: tuple[Rule, ...] = (
@@ -123,55 +120,6 @@ RULES: tuple[Rule, ...] = (
         references=("vllm/v1/worker/gpu_worker.py:210 (0.9.1)", "gpu_worker.py:719 (0.32.0)"),
     ),
     Rule(
-        id="HM005",
-        name="cpu-node-memory-below-utilization",
-        vllm=">=0.20,<0.33",
-        outcome="insufficient_free_memory",
-        literal="is less than desired CPU memory utilization",
-        patterns=(
-            r"Available memory on node (?P<device>\d+) \((?P<free_gib>" + _G + r")/"
-            r"(?P<total_gib>" + _G + r") GiB\) on startup is less than desired CPU memory "
-            r"utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<requested_gib>"
-            + _G
-            + r") GiB\)",
-        ),
-        examples=(
-            "ValueError: Available memory on node 0 (20.31/23.47 GiB) on startup is less than "
-            "desired CPU memory utilization (0.92, 21.59 GiB). On the CPU backend, the "
-            "`--gpu-memory-utilization` flag controls the fraction of CPU memory reserved "
-            "(despite its name).",
-        ),
-        summary="CPU backend: the node has less free RAM than gpu_memory_utilization reserves.",
-        remediation=_CPU_REMEDY,
-        references=("vllm/v1/worker/cpu_worker.py:68 (0.20.0)", "cpu_worker.py:84 (0.32.0)"),
-    ),
-    Rule(
-        id="HM006",
-        name="cpu-node-memory-below-kv-request",
-        vllm=">=0.20",
-        outcome="insufficient_free_memory",
-        literal="is less than requested memory for kv",
-        patterns=(
-            r"Available memory on node (?P<device>\d+) \((?P<free_gib>" + _G + r")/"
-            r"(?P<total_gib>" + _G + r") GiB\) on kv cache allocation is less than requested "
-            r"memory for kv \((?P<requested_gib>" + _G + r")(?:/" + _G + r")? GiB\)",
-        ),
-        examples=(
-            "ValueError: Available memory on node 0 (20.31/23.47 GiB) on kv cache allocation is "
-            "less than requested memory for kv (64.0 GiB). Decrease --kv-cache-memory-bytes, "
-            "VLLM_CPU_KVCACHE_SPACE, or reduce CPU memory used by other processes.",
-            "ValueError: Available memory on node 0 (2.1/23.47 GiB) on kv cache allocation is "
-            "less than requested memory for kv (19.2/21.59 GiB). Reduce CPU memory used by other "
-            "processes.",
-        ),
-        summary="CPU backend: the node has less free RAM than the KV cache space requested.",
-        remediation=_CPU_REMEDY,
-        references=(
-            "vllm/v1/worker/cpu_worker.py:168 and :190 (0.20.0)",
-            "cpu_worker.py:220 and :242 (0.32.0)",
-        ),
-    ),
-    Rule(
         id="HM007",
         name="gpu-memory-changed-during-profiling-bytes",
         vllm=">=0.8.5,<0.16",
@@ -193,73 +141,64 @@ RULES: tuple[Rule, ...] = (
         remediation="Give vLLM the GPU to itself during boot; a restart usually succeeds.",
         references=("vllm/v1/worker/gpu_worker.py:188 (0.8.5)", "gpu_worker.py:190 (0.9.0.1)"),
     ),
+    # --- tolerant tier: the message's core, for cut, wrapped or reworded text --------
     Rule(
-        id="HM008",
-        status="preview",
-        name="cpu-worker-exceeds-reservation",
-        vllm=">=0.33",
-        outcome="cpu_memory_reservation_exceeded",
-        literal="of CPU memory reserved for it on node",
-        source_pattern=r"The worker already uses \{\} GiB ",
+        id="HM101",
+        name="gpu-free-memory-below-budget-core",
+        tier="tolerant",
+        covers=("HM001", "HM002", "HM003"),
+        outcome="insufficient_free_memory",
+        literal="on startup is less than",
         patterns=(
-            r"The worker already uses (?P<used_gib>" + _G + r") GiB \(model weights and "
-            r"runtime\), more than the (?P<reserved_gib>" + _G + r") GiB of CPU memory reserved "
-            r"for it on node (?P<numa_node>\d+), leaving none for the KV cache\."
-            r"(?:[^\n]{0,400}?increase `?--gpu-memory-utilization`? to more than "
-            r"(?P<min_gpu_memory_utilization>\d+(?:\.\d+)?))?",
+            r"Free memory on device(?: (?P<device>[^\s(]\S*))? \((?P<free_gib>" + _G + r")/"
+            r"(?P<total_gib>" + _G + r") GiB\) on startup is less than"
+            r"(?: desired GPU memory utilization| the engine's budget after excluding external "
+            r"process's weights)?(?: \((?P<gpu_memory_utilization>[\d.]+)(?=,)"
+            r"(?:, (?P<requested_gib>" + _G + r")(?= GiB))?)?",
         ),
         examples=(
-            "(EngineCore pid=2210) ERROR 12-01 10:02:11 [core.py:1142] ValueError: The worker "
-            "already uses 2.31 GiB (model weights and runtime), more than the 2.2 GiB of CPU "
-            "memory reserved for it on node 0, leaving none for the KV cache. On the CPU "
-            "backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory "
-            "reserved (despite its name). To resolve: increase `--gpu-memory-utilization` to "
-            "more than 0.10, or set the KV cache size explicitly with `--kv-cache-memory-bytes` "
-            "or VLLM_CPU_KVCACHE_SPACE.",
+            # HM002's text cut by a viewer inside the requested size
+            "(EngineCore pid=311) ERROR 11-29 17:10:05 [core.py:1510] ValueError: Free memory on "
+            "device cuda:0 (10.2/31.36 GiB) on startup is less than desired GPU memory "
+            "utilization (0.92, 28.8…",
+            # HM003's text cut before its numbers
+            "ValueError: Free memory on device cuda:0 (10.2/31.36 GiB) on startup is less than "
+            "the engine's budget after excl…",
         ),
         counter_examples=(
-            "ValueError: Available memory on node 0 (2.1/23.47 GiB) on kv cache allocation is "
-            "less than requested memory for kv (19.2/21.59 GiB). Reduce CPU memory used by other "
-            "processes.",
+            "ValueError: Available memory on node 0 (20.31/23.47 GiB) on startup is less than "
+            "desired CPU memory utilization (0.92, 21.59 GiB).",
         ),
-        summary="CPU backend (0.33+): the worker's own footprint already fills the memory "
-        "--gpu-memory-utilization reserves, leaving nothing for the KV cache.",
-        remediation="Raise --gpu-memory-utilization above the value vLLM prints, or set the "
-        "KV cache size explicitly (--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE); "
-        "freeing memory elsewhere or lowering the utilization cannot help.",
-        references=("vllm/v1/worker/cpu_worker.py:229 (0.33.0, replaces HM005's check)",),
+        summary="The GPU's free memory at startup is below what vLLM was asked to reserve (the "
+        "sentence's core; numbers where they survive).",
+        remediation=_GPU_REMEDY,
+        references=("vllm/v1/worker/gpu_worker.py (HM001-HM003's message)",),
     ),
     Rule(
-        id="HM009",
-        name="cpu-worker-exceeds-reservation-negative-request",
-        vllm=">=0.20,<0.33",
-        outcome="cpu_memory_reservation_exceeded",
-        rank=55,
-        literal="is less than requested memory for kv (-",
+        id="HM102",
+        name="memory-changed-during-profiling-core",
+        tier="tolerant",
+        covers=("HM004", "HM007"),
+        outcome="insufficient_free_memory",
+        literal="Error in memory profiling",
         patterns=(
-            r"Available memory on node (?P<numa_node>\d+) \("
-            + _G
-            + r"/(?P<node_total_gib>"
-            + _G
-            + r") GiB\) on kv cache allocation is less than requested memory for kv "
-            r"\(-(?P<shortfall_gib>\d+(?:\.\d+)?)/(?P<reserved_gib>" + _G + r") GiB\)",
+            r"Error in memory profiling\.(?: Initial free memory " + _G + r" GiB, current free "
+            r"memory (?P<free_gib>" + _G + r")(?= GiB))?",
         ),
         examples=(
-            "ValueError: Available memory on node 0 (19.17/21.59 GiB) on kv cache allocation "
-            "is less than requested memory for kv (-0.64/0.43 GiB). Reduce CPU memory used by "
-            "other processes.",
+            # HM004's text, the paste stopping after the first sentence
+            "AssertionError: Error in memory profiling.",
+            "AssertionError: Error in memory profiling. Initial free memory 30.1 GiB, current "
+            "free me…",
         ),
-        counter_examples=(
-            "ValueError: Available memory on node 0 (2.1/23.47 GiB) on kv cache allocation is "
-            "less than requested memory for kv (19.2/21.59 GiB). Reduce CPU memory used by other "
-            "processes.",
+        counter_examples=("INFO 11-29 16:00:40 [gpu_worker.py:1] Memory profiling takes 2.1 s",),
+        summary="Free GPU memory changed while vLLM profiled (another process started or "
+        "stopped): the assert's first sentence.",
+        remediation="Give vLLM the GPU to itself (no other process starting or stopping on it "
+        "during boot); a restart usually succeeds.",
+        references=(
+            "vllm/v1/worker/gpu_worker.py:189 (0.8.5)",
+            "vllm/v1/worker/gpu_worker.py:720 (0.32.0)",
         ),
-        summary="CPU backend (before 0.33): the worker's own footprint already exceeds the "
-        "memory --gpu-memory-utilization reserves; vLLM reports it as a negative KV request "
-        "and advises freeing memory elsewhere, which cannot help (HM008's case).",
-        remediation="Raise --gpu-memory-utilization above the worker's use over the node's "
-        "memory (min_gpu_memory_utilization), or set the KV cache size explicitly "
-        "(--kv-cache-memory-bytes or VLLM_CPU_KVCACHE_SPACE); lowering it cannot help.",
-        references=("vllm/v1/worker/cpu_worker.py:190 (0.20.0)", "cpu_worker.py:242 (0.32.0)"),
     ),
 )

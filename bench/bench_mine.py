@@ -1,6 +1,7 @@
 """Benchmark: `corpus mine` over a fleet-sized folder, one process against every core.
 
 Run: python bench/bench_mine.py [--files 10000] [--jobs N] [--baseline COMMIT] [--repeat R]
+                                [--instructions N]
 
 The corpus logs are copied, round robin, to `--files` files in a temporary folder
 (nested 100 to a folder, as a fleet's saved logs are), then mined on one process and
@@ -11,6 +12,9 @@ depend on the machine and its load. What it shows: logs/s on one core and on all
 them, and that every run classified the copies alike. On a shared machine the
 wall-clock rate depends on the neighbours; logs per CPU-second (the miner and its
 workers) does not, and times the core count bounds what idle cores give.
+`--instructions N` also counts, under valgrind, the instructions one process executes
+per log once warm (mining 2N copies less mining N, so start-up and first-use costs
+cancel): a per-log cost that no neighbour's load changes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,12 +73,37 @@ def _mine(package: Path, folder: Path, workers: int) -> dict[str, Any]:
     return result
 
 
+def _instructions(package: Path, folder: Path) -> int:
+    """Instructions one process executes to mine `folder`, counted by valgrind."""
+    env = {**os.environ, "PYTHONPATH": str(package), "PYTHONHASHSEED": "0"}
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+            "-c", MINE, str(folder), "1"]  # fmt: skip
+    r = subprocess.run(argv, env=env, cwd=package, capture_output=True, text=True)
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    if r.returncode or not m:
+        raise SystemExit(f"valgrind failed: {r.stderr[-300:]}")
+    return int(m[1])
+
+
+def _per_log(packages: dict[str, Path], tmp: Path, n: int) -> None:
+    some, more = tmp / "some", tmp / "more"
+    some.mkdir()
+    more.mkdir()
+    fleet(some, n)
+    fleet(more, 2 * n)
+    print(f"instructions per log once warm (valgrind, 1 process, {2 * n} logs less {n}):")
+    for name, package in packages.items():
+        per = (_instructions(package, more) - _instructions(package, some)) / n
+        print(f"  {name:20} {per / 1e6:6.2f} M")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--baseline", metavar="COMMIT", help="also mine with this commit's package")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each case (the best is kept)")
+    ap.add_argument("--instructions", type=int, metavar="N", help="count instructions per log")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "fleet"
@@ -111,6 +141,8 @@ def main() -> None:
             print("note: the baseline's rule table classifies some copies differently")
         top = best["now", args.jobs]["top"]
         print("top groups:", *(f"{c:>6}  {p[:70]}" for c, p in top), sep="\n  ")
+        if args.instructions:
+            _per_log(packages, Path(tmp), args.instructions)
 
 
 if __name__ == "__main__":

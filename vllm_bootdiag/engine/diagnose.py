@@ -192,7 +192,7 @@ def _outcome(
 
 # --- unknown -------------------------------------------------------------------
 
-_EXCEPTION = outcomes.lifecycle.ERROR_LOOKING
+_EXCEPTION = outcomes.lifecycle.looks_like_error
 """What an error line looks like when no rule read it (data beside the Unknown kind)."""
 
 
@@ -221,10 +221,10 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
         if not msg:
             continue
         if i in echoes:
-            if echo is None and (_EXCEPTION.search(msg) or line.is_error):
+            if echo is None and (_EXCEPTION(msg) or line.is_error):
                 echo = i
             continue
-        if _EXCEPTION.search(msg):
+        if _EXCEPTION(msg):
             return _unknown_at(tail, i), None
         if fallback is None and line.is_error:
             fallback = i

@@ -24,6 +24,28 @@ ERROR_LOOKING = regex.compile(
 class ending in Error/Exception, torch's `Unsupported`), argparse's `error:`, the
 dynamic loader's failures, a fatal signal the shell reported, a C++ abort."""
 
+_ERROR_AT_START = regex.compile(
+    r"(?:[\w.]+\.)?(?:[A-Z]\w*?)?(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
+    r"|error: |Error: |(?:Segmentation fault|Bus error|Aborted|Killed)\b"
+    r"|terminate called after throwing"
+)
+_ERROR_INSIDE = (
+    ("error:", ": error: "),
+    ("undefined", ": undefined symbol: "),
+    ("shared", ": cannot open shared object file"),
+)
+"""(a word of it, the text): the word, with no space, is looked for first (a needle with
+a space crawls through a 16 KB run of spaces or backticks in CPython's search)."""
+
+
+def looks_like_error(text: str) -> bool:
+    """`ERROR_LOOKING.search(text)`, told by one match at the start and three substring
+    tests: a search tries every position, 1.4 ms on a 16 KB message (speed's edit)."""
+    return (
+        any(word in text and s in text for word, s in _ERROR_INSIDE)
+        or _ERROR_AT_START.match(text) is not None
+    )
+
 DETERMINISTIC = regex.compile(
     r"^(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError|NotImplementedError|SyntaxError"
     r"|IndentationError|TabError|Unsupported)\b"

@@ -33,6 +33,10 @@ every record one alternation would."""
 _FRAME_HEADS = ('\n  File "', ']   File "', ')   File "')
 _RAW_STARTS = ("Traceback (most recent call last)", "INFO:     ", "ERROR:     ", "usage: ")
 """Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse."""
+_RAW_GATES = ("Traceback", "INFO:", "ERROR:", "usage:")
+"""A part of each without its spaces, looked for first: CPython's substring search
+slows to a crawl on a 16 KB run of spaces or backticks when the needle has a space
+(the two collide in its skip filter), and these parts find nothing there."""
 _ESC_CSI_RE = re.compile(ESC_CSI.pattern)
 
 
@@ -59,6 +63,8 @@ def damaged(doc: str) -> bool:
 
 def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
     """A frame's `File "` after anything but a line's head."""
+    if "File" not in doc:
+        return False  # (a needle without a space first: see _RAW_GATES)
     if doc.count('File "') != sum(doc.count(h) for h in _FRAME_HEADS):
         return True
     for head in _FRAME_HEADS[1:]:  # after a record or a process tag: at the line's head?
@@ -72,8 +78,8 @@ def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
 
 def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
     """A traceback header, uvicorn's or argparse's line after anything but a line's head."""
-    for raw_start in _RAW_STARTS:
-        pos = doc.find(raw_start)
+    for raw_start, gate in zip(_RAW_STARTS, _RAW_GATES, strict=True):
+        pos = doc.find(raw_start) if gate in doc else -1
         while pos >= 0:
             if not _at_head(doc, pos, heads):
                 return True

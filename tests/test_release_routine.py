@@ -139,6 +139,17 @@ def test_steps_1_2_4_on_a_synthetic_release(tmp_path: Path) -> None:
         assert {by_id["KV004"].status, by_id[sibling.id].status} == {"ok", "absent"}
         assert {i for i in ("KV004", sibling.id) if by_id[i].status == "ok"} == ok_ids
 
+    # The rule written in a file first, as CONTRIBUTING.md's step 1 suggests: scan-source
+    # --rules checks it against the new release before it lands in the table.
+    rule_file = tmp_path / "new-rules.json"
+    rule_file.write_text(json.dumps([sibling.model_dump(mode="json")]))
+    r = subprocess.run([*cmd, "--rules", str(rule_file)], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    found = {f["rule_id"]: f for f in json.loads(r.stdout)["rules"]}
+    assert found[sibling.id]["status"] == "ok"
+    assert found[sibling.id]["locations"] == ["vllm/v1/core/kv_cache_planning.py:9"]
+
     # Step 4: the captured log (as capture writes it: the kind only) gets its numbers and
     # rule from --write-expected, and waits for a person's review.
     folder = tmp_path / "out"
@@ -168,4 +179,11 @@ def test_steps_1_2_4_on_a_synthetic_release(tmp_path: Path) -> None:
         "estimated_max_model_len": 32640,
     }
     assert written["reviewed"] is False
+    # the same from the command line, the new rule in its file (the old one still in range)
+    log.with_suffix(".json").write_text(json.dumps(label))
+    step4 = [sys.executable, "-m", "vllm_bootdiag", "corpus", str(folder), "--write-expected"]
+    r = subprocess.run([*step4, "--rules", str(rule_file)], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0 and "1 of 1 logs classify to their label" in r.stdout, r.stderr
+    assert json.loads(log.with_suffix(".json").read_text())["expected"] == written["expected"]
     shutil.rmtree(folder)

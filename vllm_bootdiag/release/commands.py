@@ -124,7 +124,8 @@ def register(sub: Any) -> None:
     k = sub.add_parser(
         "corpus",
         help="check every corpus log against its label; `corpus mine DIR...`: a fleet's logs",
-        usage="%(prog)s [DIR] [--write-expected] | %(prog)s mine DIR... [--jobs N] [--json]",
+        usage="%(prog)s [DIR] [--write-expected] [--rules FILE]\n"
+        "       %(prog)s mine DIR... [--jobs N] [--json]",
         description="Check every labelled log of a corpus (default: corpus) against its "
         "label, or, as `corpus mine DIR...`, classify a fleet's saved boot logs and group "
         "the ones no exact rule reads by their masked error line.",

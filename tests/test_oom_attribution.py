@@ -120,3 +120,10 @@ def test_the_capacity_half_on_its_own_line_joins_the_oom_above() -> None:
     assert isinstance(p, outcomes.WeightLoadOom) and p.rule_id == "CM001"
     assert (p.tried_to_allocate_gib, p.gpu_index, p.total_capacity_gib) == (0.4375, 0, 23.52)
     assert p.free_gib == round(216.75 / 1024, 6)
+
+
+def test_a_device_oom_completes_the_attributed_ooms_only() -> None:
+    """`DeviceOom.PART_OF` (class data the diagnosis merges by) is the other OOM kinds."""
+    from vllm_bootdiag import outcomes
+
+    assert outcomes.DeviceOom.PART_OF | {"device_oom"} == outcomes.CUDA_OOM_KINDS

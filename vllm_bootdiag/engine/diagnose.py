@@ -255,23 +255,26 @@ def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, int, bool]:
     return (True, outcome.RANK, True)
 
 
+def _part_of(outcome: _Outcome) -> frozenset[str]:
+    part_of: frozenset[str] = getattr(type(outcome), "PART_OF", frozenset())
+    return part_of
+
+
 def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
     """The primary with numbers it lacks taken from other matches of its kind.
 
     One failure is often printed several ways: vLLM's weight-load wrapper and
     torch's OOM text, the sampler warm-up message and the OOM under it. A
     `device_oom` (no phase told) is a part of any OOM: the allocator text split
-    over two lines, whose second half has no frames of its own.
+    over two lines, whose second half has no frames of its own (its class's
+    `PART_OF`).
     """
     update: dict[str, Any] = {}
     evidence = list(primary.evidence)
     kind = getattr(primary, "kind", None)
     for other in found:
         other_kind = getattr(other, "kind", None)
-        if other is primary or (
-            other_kind != kind
-            and not (other_kind == "device_oom" and kind in outcomes.CUDA_OOM_KINDS)
-        ):
+        if other is primary or (other_kind != kind and kind not in _part_of(other)):
             continue
         for name in outcomes.field_names(getattr(primary, "kind", "unknown")):
             if getattr(primary, name) in (None, ()) and name not in update:

@@ -19,6 +19,11 @@ class DeviceOom(_Outcome, CudaOomNumbers):
 
     CATEGORY = Category.MEMORY
     PLAN: ClassVar[Plan] = "memory"
+    PART_OF: ClassVar[frozenset[str]] = frozenset(
+        {"cuda_graph_capture_oom", "weight_load_oom", "profiling_oom"}
+    )
+    """Kinds whose match this one's numbers complete: the allocator text split over two
+    lines, whose second half has no frames (so no phase) of its own."""
     kind: Literal["device_oom"] = "device_oom"
     device: str | None = None
     """`CUDA`, `HIP` or `XPU`, as the allocator names itself."""

@@ -106,6 +106,10 @@ RULES: tuple[Rule, ...] = (
         name="cpu-worker-exceeds-reservation-negative-request",
         vllm=">=0.20,<0.33",
         outcome="cpu_memory_reservation_exceeded",
+        # the sign is a runtime value: the format string has `({}/{} GiB)`
+        source_pattern=(
+            r"on kv cache allocation is less than requested memory for kv \(\{\}/\{\} GiB\)"
+        ),
         rank=55,
         literal="is less than requested memory for kv (-",
         patterns=(
@@ -139,6 +143,7 @@ RULES: tuple[Rule, ...] = (
         id="HM103",
         name="cpu-node-memory-below-utilization-core",
         tier="tolerant",
+        source_pattern=r"Available memory on node \{\} \(\{\}/\{\} GiB\) on startup is less than",
         covers=("HM005",),
         outcome="insufficient_free_memory",
         literal="on startup is less than",
@@ -173,6 +178,7 @@ RULES: tuple[Rule, ...] = (
         id="HM104",
         name="cpu-node-memory-below-kv-request-core",
         tier="tolerant",
+        source_pattern=r"on kv cache allocation is less than requested memory for kv",
         covers=("HM006",),
         outcome="insufficient_free_memory",
         literal="on kv cache allocation is less than requested memory for kv",
@@ -206,6 +212,9 @@ RULES: tuple[Rule, ...] = (
         id="HM105",
         name="cpu-worker-exceeds-reservation-negative-request-core",
         tier="tolerant",
+        source_pattern=(
+            r"on kv cache allocation is less than requested memory for kv \(\{\}/\{\} GiB\)"
+        ),
         covers=("HM009",),
         outcome="cpu_memory_reservation_exceeded",
         literal="is less than requested memory for kv (-",

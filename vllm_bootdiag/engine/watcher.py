@@ -80,11 +80,9 @@ class BootWatcher:
 
     def feed(self, line: str) -> Diagnosis | None:
         """Add one line; return a Diagnosis the first time the boot has ended."""
-        if "\n" in line or "\r" in line or len(line) > _MAX_LINE:
-            parts = logtail.split_lines(line, None) or [""]
-        else:
-            parts = [line]  # what split_lines gives for one plain line, without the work
-        for part in parts:
+        if "\n" not in line and "\r" not in line and len(line) <= _MAX_LINE:
+            return self._feed_one(line)  # what split_lines gives for one plain line
+        for part in logtail.split_lines(line, None) or [""]:
             result = self._feed_one(part)
             if result is not None:
                 return result

@@ -13,75 +13,8 @@ where no phase can be told it stays `device_oom`, with the remedies of every pha
 
 from __future__ import annotations
 
+from . import cuda_memory_texts as t
 from .schema import Rule
-
-_SIZE = r"-?\d+(?:\.\d+)? (?:GiB|MiB|KiB|bytes)"
-_TORCH_OOM = (
-    r"CUDA out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r")\. "
-    r"GPU (?P<gpu_index>\d+) has a total capacity of (?P<total_capacity_gib>" + _SIZE + r") "
-    r"of which (?P<free_gib>" + _SIZE + r") is free\."
-    r"(?:.*?with (?P<private_pools_gib>" + _SIZE + r") allocated in private pools)?"
-)
-_OLD_TORCH_OOM = (
-    r"CUDA out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r") "
-    r"\(GPU (?P<gpu_index>\d+); (?P<total_capacity_gib>" + _SIZE + r") total capacity;"
-    r".*?(?P<free_gib>" + _SIZE + r") free;"
-)
-_CUT_TORCH_OOM = r"CUDA out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r")"
-"""The same text cut after the size (a paste, or a terminal that wrapped the rest)."""
-
-
-def _other(allocator: str, pattern: str) -> str:
-    """The CUDA allocator's pattern for the ROCm/XPU allocator that prints `allocator`."""
-    return pattern.replace("CUDA out of memory", allocator + " out of memory")
-
-
-_XPU_OOM_NO_FREE = (
-    r"XPU out of memory\. Tried to allocate (?P<tried_to_allocate_gib>" + _SIZE + r")\. "
-    r"GPU (?P<gpu_index>\d+) has a total capacity of (?P<total_capacity_gib>" + _SIZE + r")\. "
-)
-"""The XPU allocator before it read the device's free memory (torch 2.5-2.6)."""
-
-_PHASE_REMEDIES = (
-    (
-        "weight_load_oom",
-        "The weights do not fit on the device(s) at this --gpu-memory-utilization: use a "
-        "quantized checkpoint, more GPUs (--tensor-parallel-size), a larger card, or a higher "
-        "--gpu-memory-utilization if nothing else uses the GPU. Context and batch flags "
-        "cannot help.",
-    ),
-    (
-        "profiling_oom",
-        "The profiling forward pass needs more than is left after the weights: lower "
-        "--max-num-batched-tokens (and --max-num-seqs), or lower --gpu-memory-utilization if "
-        "another process shares the GPU.",
-    ),
-    (
-        "cuda_graph_capture_oom",
-        "Capturing CUDA graphs ran out of memory after the KV cache was allocated: lower "
-        "--gpu-memory-utilization to leave room for the graphs, capture fewer or smaller ones "
-        "(lower --max-num-seqs, or smaller cudagraph_capture_sizes in --compilation-config), "
-        "or use --enforce-eager.",
-    ),
-)
-"""The remedy for the phase an attributed OOM was placed in (`Rule.remediations`)."""
-
-_ANY_PHASE = (
-    "The device ran out of memory at a boot phase the log does not show: weights need a "
-    "quantized model or more GPUs; profiling needs a smaller --max-num-batched-tokens; graph "
-    "capture needs a lower --gpu-memory-utilization, fewer capture sizes (--max-num-seqs) or "
-    "--enforce-eager. Keep more of the log to tell which."
-)
-
-_OOM_EXAMPLE = (
-    "(EngineCore pid=3120) ERROR 11-29 17:02:10 [core.py:1510] torch.OutOfMemoryError: CUDA out "
-    "of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 31.36 GiB of which "
-    "1.05 GiB is free. Including non-PyTorch memory, this process has 30.30 GiB memory in use. "
-    "Of the allocated memory 27.60 GiB is allocated by PyTorch, with 1.21 GiB allocated in "
-    "private pools (e.g., CUDA Graphs), and 1.37 GiB is reserved by PyTorch but unallocated. If "
-    "reserved but unallocated memory is large try setting "
-    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
-)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -93,11 +26,11 @@ RULES: tuple[Rule, ...] = (
         attribution="cuda_oom_phase",
         rank=45,
         literal="CUDA out of memory. Tried to allocate",
-        patterns=(_TORCH_OOM, _OLD_TORCH_OOM, _CUT_TORCH_OOM),
+        patterns=(t.TORCH_OOM, t.OLD_TORCH_OOM, t.CUT_TORCH_OOM),
         constants=(("device", "CUDA"),),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
-            _OOM_EXAMPLE,
+            t.OOM_EXAMPLE,
             "RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 20.00 "
             "MiB. GPU 1 has a total capacity of 79.19 GiB of which 6.56 MiB is free. Process "
             "2493055 has 79.17 GiB memory in use. Of the allocated memory 76.85 GiB is allocated "
@@ -114,7 +47,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="PyTorch could not allocate CUDA memory; the boot phase says which step "
         "needed it (weights, profiling, graph capture).",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc "
             "(TORCH_CHECK_WITH(OutOfMemoryError, ...), pytorch@001074d)",
@@ -128,7 +61,7 @@ RULES: tuple[Rule, ...] = (
         literal="Failed to load model - not enough GPU memory",
         patterns=(
             r"Failed to load model - not enough GPU memory\.(?:.*?\(original error: "
-            + _TORCH_OOM
+            + t.TORCH_OOM
             + r")?",
         ),
         examples=(
@@ -184,9 +117,9 @@ RULES: tuple[Rule, ...] = (
         attribution="cuda_oom_phase",
         rank=45,
         literal="HIP out of memory. Tried to allocate",
-        patterns=tuple(_other("HIP", p) for p in (_TORCH_OOM, _OLD_TORCH_OOM, _CUT_TORCH_OOM)),
+        patterns=tuple(t.other("HIP", p) for p in (t.TORCH_OOM, t.OLD_TORCH_OOM, t.CUT_TORCH_OOM)),
         constants=(("device", "HIP"),),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
             "(EngineCore_DP0 pid=4242) torch.OutOfMemoryError: HIP out of memory. Tried to "
             "allocate 2.00 GiB. GPU 0 has a total capacity of 191.98 GiB of which 1.21 GiB is "
@@ -198,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="PyTorch on ROCm could not allocate device memory; the boot phase says which "
         "step needed it.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "c10/cuda/CUDACachingAllocator.cpp hipified for ROCm builds "
             "(tools/amd_build/build_amd.py), the same OutOfMemoryError text with HIP",
@@ -214,13 +147,13 @@ RULES: tuple[Rule, ...] = (
         rank=45,
         literal="XPU out of memory. Tried to allocate",
         patterns=(
-            _other("XPU", _TORCH_OOM),
-            _XPU_OOM_NO_FREE,
-            _other("XPU", _OLD_TORCH_OOM).replace(r".*?(?P<free_gib>" + _SIZE + r") free;", ""),
-            _other("XPU", _CUT_TORCH_OOM),
+            t.other("XPU", t.TORCH_OOM),
+            t.XPU_OOM_NO_FREE,
+            t.other("XPU", t.OLD_TORCH_OOM).replace(r".*?(?P<free_gib>" + t.SIZE + r") free;", ""),
+            t.other("XPU", t.CUT_TORCH_OOM),
         ),
         constants=(("device", "XPU"),),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
             "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 1.50 GiB. GPU 0 has a "
             "total capacity of 23.99 GiB of which 512.00 MiB is free. Of the allocated memory "
@@ -235,7 +168,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="PyTorch on an Intel GPU could not allocate device memory; the boot phase says "
         "which step needed it.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "c10/xpu/XPUCachingAllocator.cpp DeviceCachingAllocator::malloc "
             "(TORCH_CHECK_WITH(OutOfMemoryError, ...))",
@@ -251,14 +184,14 @@ RULES: tuple[Rule, ...] = (
         rank=45,
         literal="CUDA error: out of memory",
         patterns=(r"(?P<device>CUDA) error: out of memory",),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
             "(EngineCore_DP0 pid=4242) torch.AcceleratorError: CUDA error: out of memory",
             "RuntimeError: CUDA error: out of memory",
         ),
         summary="The CUDA runtime itself returned cudaErrorMemoryAllocation (graph capture, "
         "cuBLAS and NCCL allocate outside torch's allocator).",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "c10/cuda/CUDAException.cpp:29 ('CUDA error: ' + cudaGetErrorString)",
             "CUDA runtime: cudaErrorMemoryAllocation (2) 'out of memory'",
@@ -274,10 +207,10 @@ RULES: tuple[Rule, ...] = (
         rank=45,
         literal="HIP error: out of memory",
         patterns=(r"(?P<device>HIP) error: out of memory",),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=("RuntimeError: HIP error: out of memory",),
         summary="The HIP runtime returned hipErrorOutOfMemory outside torch's allocator.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=("c10/cuda/CUDAException.cpp:29 hipified ('HIP error: ' + hipGetErrorString)",),
     ),
     Rule(
@@ -290,11 +223,11 @@ RULES: tuple[Rule, ...] = (
         rank=45,
         literal="CUDA driver error: out of memory",
         patterns=(r"(?P<device>CUDA) driver error: out of memory",),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=("RuntimeError: CUDA driver error: out of memory",),
         summary="A CUDA driver API call (expandable segments, virtual memory) returned "
         "CUDA_ERROR_OUT_OF_MEMORY.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=("c10/cuda/driver_api.h:16 C10_CUDA_DRIVER_CHECK ('CUDA driver error: ')",),
     ),
     Rule(
@@ -308,14 +241,14 @@ RULES: tuple[Rule, ...] = (
         literal="UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
         patterns=(r"UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",),
         constants=(("device", "XPU"),),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
             "RuntimeError: Native API failed. Native API returns: 39 "
             "(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
         ),
         summary="Intel's Level Zero / Unified Runtime could not allocate device memory "
         "(outside torch's XPU allocator).",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "oneapi-src/unified-runtime include/ur_api.h UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
             "intel/llvm sycl: 'Native API failed. Native API returns: ' + codeToString",
@@ -329,7 +262,7 @@ RULES: tuple[Rule, ...] = (
         outcome="weight_load_oom",
         literal="Failed to create unquantized linear weights",
         patterns=(
-            r"Failed to create unquantized linear weights: " + _TORCH_OOM,
+            r"Failed to create unquantized linear weights: " + t.TORCH_OOM,
             r"Failed to create unquantized linear weights[.:]",
         ),
         examples=(
@@ -342,7 +275,7 @@ RULES: tuple[Rule, ...] = (
             "insufficient memory to allocate the weight.",
         ),
         summary="vLLM ran out of device memory creating a linear layer's weights (0.11).",
-        remediation=dict(_PHASE_REMEDIES)["weight_load_oom"],
+        remediation=dict(t.PHASE_REMEDIES)["weight_load_oom"],
         references=("vllm/model_executor/layers/linear.py:210 and :217 (0.11.0)",),
     ),
     Rule(
@@ -356,14 +289,14 @@ RULES: tuple[Rule, ...] = (
         literal=" has a total capacity of ",
         patterns=(
             r"(?:^|\) )GPU (?P<gpu_index>\d+) has a total capacity of (?P<total_capacity_gib>"
-            + _SIZE
+            + t.SIZE
             + r") of which (?P<free_gib>"
-            + _SIZE
+            + t.SIZE
             + r") is free\.(?:.*?with (?P<private_pools_gib>"
-            + _SIZE
+            + t.SIZE
             + r") allocated in private pools)?",
         ),
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         examples=(
             "GPU 0 has a total capacity of 23.52 GiB of which 96.75 MiB is free. Of the allocated "
             "memory 22.89 GiB is allocated by PyTorch, and 11.40 MiB is reserved by PyTorch but "
@@ -377,7 +310,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="The second half of an allocator OOM that a terminal or a paste put on its own "
         "line: its numbers join the OOM above it.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=(
             "c10/cuda/CUDACachingAllocator.cpp DeviceCachingAllocator::malloc (the '. GPU ', "
             "device, ' has a total capacity of ' part of the OutOfMemoryError text)",
@@ -392,7 +325,7 @@ RULES: tuple[Rule, ...] = (
         covers=("CM001", "CM004", "CM005"),
         outcome="device_oom",
         attribution="cuda_oom_phase",
-        remediations=_PHASE_REMEDIES,
+        remediations=t.PHASE_REMEDIES,
         literal=" out of memory.",
         patterns=(
             r"(?:Error: |Exception: |error '|error: )(?P<device>CUDA|HIP|XPU) out of memory\.",
@@ -408,7 +341,7 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="torch's allocator ran out of device memory (the sentence's core); the phase "
         "is read from the traceback and the boot's progress, as for the exact rules.",
-        remediation=_ANY_PHASE,
+        remediation=t.ANY_PHASE,
         references=("c10/cuda/CUDACachingAllocator.cpp (CM001's message)",),
     ),
 )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from . import versions
 from .outcomes.lifecycle import ERROR_LOOKING
+from .rules.markers import _RAW_MARKERS
 from .text.triage import Tail
 
 _START_KEYS = frozenset({"api_version", "banner_version"})
@@ -35,6 +36,9 @@ _IMPORT_LINES = (
 opens the two lines of a boot that ended in argument parsing."""
 _QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
 """Phases that do not mean a boot got anywhere: the argument dump, engine config."""
+_RAW_BUSY = "raw progress"
+"""The key of a raw progress line (tqdm, uvicorn's `Application startup complete`):
+busy, so a boot that got that far keeps it, and the next boot's phase is its own."""
 _API_TAG = "(APIServer pid="
 _ARGPARSE_ERROR = re.compile(r"[\w .-]{1,80}: error: ")
 """argparse's `vllm serve: error: argument --dtype: ...`: a boot that ended at once."""
@@ -117,6 +121,7 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     busy: int | None = None
     """The last line of the current boot that shows it got somewhere."""
     weak = [(i, "import", "", "") for i in _import_lines(tail)]
+    weak += [(i, _RAW_BUSY, "", "") for lit, _p, _d in _RAW_MARKERS for i in tail.find(lit)]
     events = sorted(tail.markers + weak) if weak else tail.markers
     for i, key, message, _ts in events:
         found = None
@@ -141,6 +146,6 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
             version = found
         if this_pid is not None:
             pid = this_pid
-        if phase_of.get(key) not in _QUIET_PHASES:
+        if key == _RAW_BUSY or phase_of.get(key) not in _QUIET_PHASES:
             busy = i
     return Boots(tuple(starts))

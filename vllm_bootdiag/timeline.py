@@ -15,6 +15,7 @@ from datetime import date
 
 from pydantic import BaseModel, ConfigDict
 
+from . import boots
 from .rules.markers import _N as _N
 from .rules.markers import _RAW_MARKERS as _RAW_MARKERS
 from .rules.markers import MARKERS as MARKERS
@@ -235,8 +236,12 @@ def build_from_tail(tail: Tail, phases: list[tuple[int, str]] | None = None) -> 
 
 
 def build(lines: Sequence[str], first_line: int = 1) -> Timeline:
-    """The boot phases reached, with timestamps, and the boot's numbers. `first_line`
+    """The last boot's phases reached, with timestamps, and its numbers. `first_line`
     is the number of `lines[0]` in the whole log (a tail's offset), so each event
     cites the file's line, not the tail's."""
-    numbers = range(first_line, first_line + len(lines)) if first_line != 1 else None
-    return build_from_tail(Tail(lines, progress_key, numbers))
+    numbers = range(first_line, first_line + len(lines))
+    tail = Tail(lines, progress_key, numbers if first_line != 1 else None)
+    found = boots.find(tail, PHASE_OF)
+    if found.count > 1:  # a log appended across restarts: the last boot, as classify reads
+        tail = Tail(lines[found.last :], progress_key, numbers[found.last :])
+    return build_from_tail(tail)

@@ -15,7 +15,7 @@ from typing import Any
 import regex
 from packaging.version import Version
 
-from .. import outcomes, timeline, versions
+from .. import outcomes, remedy, timeline, versions
 from ..diagnosis import Diagnosis
 from ..outcomes import Evidence, _Outcome
 from ..rules import attribution
@@ -376,6 +376,7 @@ def diagnose(
         remediation = _GENERIC_REMEDY if primary.retry_same_config_can_succeed else _SAME_AGAIN
     else:
         remediation = ""
+    remediation = remedy.fit(remediation, tl.facts)
     return Diagnosis.model_construct(
         primary=primary,
         matches=tuple(found),

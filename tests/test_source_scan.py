@@ -576,3 +576,51 @@ def test_markers_are_checked_within_their_ranges(tmp_path: Path) -> None:
     assert banner in action and v0_blocks not in action
     assert by[("marker", "weights_loaded")] in action  # in range, its wording missing
     assert by[("marker", "api_version")].status == "ok"  # the banner's first line
+
+
+def _one_file_release(tmp: Path, version: str, messages: list[str]) -> sources.Release:
+    path = tmp / f"release-{version}.zip"
+    body = "".join(f"def f{n}():\n    raise ValueError({m!r})\n" for n, m in enumerate(messages))
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("vllm/__init__.py", "")
+        z.writestr("vllm/v1/worker/cpu_worker.py", body)
+        z.writestr(f"vllm-{version}.dist-info/METADATA", f"Name: vllm\nVersion: {version}\n")
+    return sources.load(path)
+
+
+def test_a_tolerant_rule_is_in_range_where_a_rule_it_backs_up_is(tmp_path: Path) -> None:
+    """Tolerant rules carry no range of their own; before the CPU node checks existed
+    (0.18) their wording being absent is what their siblings' ranges say, not drift."""
+    from vllm_bootdiag.rules import RULES
+
+    by_rule = {r.id: r for r in RULES}
+    old = _one_file_release(tmp_path, "0.18.0", ["Some unrelated message: {x}"])
+    found = {f.rule_id: f for f in source_scan.check_rules(old).findings}
+    assert found["HM005"].status == "absent"
+    assert found["HM103"].status == "absent"  # backs up HM005 only (>=0.20,<0.33)
+    hm005 = (  # vllm/v1/worker/cpu_worker.py (0.20-0.32), its placeholders as rendered
+        "Available memory on node {} ({}/{} GiB) on startup is less than desired CPU"
+        " memory utilization ({}, {} GiB)."
+    )
+    assert by_rule["HM005"].literal in hm005
+    new = _one_file_release(tmp_path, "0.32.0", [hm005])
+    found = {f.rule_id: f for f in source_scan.check_rules(new).findings}
+    assert found["HM005"].status == "ok"
+    assert found["HM103"].status == "ok"
+
+
+def test_an_exact_rule_in_range_explains_a_template_of_another_outcome(tmp_path: Path) -> None:
+    """HM009 (cpu_memory_reservation_exceeded, <0.33) reads a negative figure in HM006's
+    message (insufficient_free_memory, still printed in 0.33): that message in 0.33 is
+    HM006's, and HM009 is not outside its range."""
+    from vllm_bootdiag.rules import RULES
+
+    kv_check = (  # vllm/v1/worker/cpu_worker.py:242 (0.33.0), its placeholders as rendered
+        "Available memory on node {} ({}/{} GiB) on kv cache allocation is less than"
+        " requested memory for kv ({}/{} GiB). Reduce CPU memory used by other processes."
+    )
+    assert next(r for r in RULES if r.id == "HM006").literal in kv_check
+    release = _one_file_release(tmp_path, "0.33.0", [kv_check])
+    found = {f.rule_id: f for f in source_scan.check_rules(release).findings}
+    assert found["HM006"].status == "ok"
+    assert found["HM009"].status == "absent"

@@ -308,14 +308,11 @@ def _unexplained(
 
     Two kinds of find are not: a template an exact sibling in range also locates (the
     same message, which the sibling reads: 0.33.0's NUMA-node check, whose old and new
-    wordings share a prefix), and, for a rule that reads an exception, a template that
+    wordings share a prefix; HM009's negative KV figure, a case of HM006's message that
+    0.33's new check ends first), and, for a rule that reads an exception, a template that
     is only logged as a warning or info (0.12+ warns where 0.11 raised about `--model`).
     """
-    siblings = [
-        r
-        for r in printed
-        if r.id != rule.id and ranged[r.id] and r.tier == "exact" and r.outcome == rule.outcome
-    ]
+    siblings = [r for r in printed if r.id != rule.id and ranged[r.id] and r.tier == "exact"]
     held = {id(t) for r in siblings for t in where[r.id]}
     raised = _raised(rule)
     return [
@@ -323,6 +320,16 @@ def _unexplained(
         for t in found
         if id(t) not in held and not (raised and t.kind in ("warning", "info", "debug"))
     ]
+
+
+def _in_range(version: Version, rule: Rule, rules: Sequence[Rule]) -> bool:
+    """A rule's own range; a tolerant rule has none (it reads damaged text in any release),
+    so it is in range where one of the exact rules it backs up is: elsewhere its wording
+    being gone is what its siblings' ranges say, not drift."""
+    if rule.tier != "tolerant" or not rule.covers:
+        return versions.in_range(version, rule.vllm)
+    by_id = {r.id: r for r in rules}
+    return any(versions.in_range(version, by_id[c].vllm) for c in rule.covers if c in by_id)
 
 
 @dataclass
@@ -344,7 +351,7 @@ def check_rules(
     out.unchecked = [(r.id, r.printed_by) for r in rules if r.printed_by != "vllm"]
     where = {r.id: located(release, r) for r in printed}
     taken = frozenset(id(t) for found in where.values() for t in found)
-    ranged = {r.id: versions.in_range(release.version, r.vllm) for r in printed}
+    ranged = {r.id: _in_range(release.version, r, rules) for r in printed}
     for rule in printed:
         in_range = ranged[rule.id]
         found = where[rule.id]

@@ -94,3 +94,31 @@ def test_a_damaged_rule_example_keeps_its_kind(damage: damages.Damage) -> None:
     # apart from one line. A few examples, never a whole log (tools/damage_recall.py).
     allowed = len(EXAMPLES) // 12 if damage.name.startswith("fold") else 0
     assert len(wrong) <= allowed, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("damage", [None, *damages.DAMAGES], ids=lambda d: d.name if d else "clean")
+def test_triage_sorts_only_the_lines_a_marker_or_rule_can_concern(
+    damage: damages.Damage | None,
+) -> None:
+    """The joined-text scan that leaves lines unsorted finds the same markers and
+    candidate lines as sorting every line, on every corpus tail (raw, as normalize
+    hands it on, and cut short inside the record prefix)."""
+    from vllm_bootdiag import pipeline, timeline
+    from vllm_bootdiag.text.normalize import normalize_rows
+    from vllm_bootdiag.text.triage import Tail
+
+    checked = 0
+    for entry in corpus.entries(CORPUS):
+        raw = logtail.read_tail(entry.log_path)
+        raw = damage.apply(list(raw)) if damage is not None else raw
+        rows, _ = normalize_rows(raw, first_line=1, lookahead=True)
+        for lines in (raw, [r[0] for r in rows], [ln[: 20 + len(ln) % 40] for ln in raw]):
+            every = Tail(lines, timeline.progress_key)
+            some = Tail(lines, timeline.progress_key, None, pipeline._MARKER_STARTS)
+            assert (some.markers, some.other, some.other_text) == (
+                every.markers,
+                every.other,
+                every.other_text,
+            ), entry.id
+            checked += 1
+    assert checked >= 3 * len(corpus.entries(CORPUS))

@@ -68,34 +68,46 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
     return CANDIDATE, text, j, None
 
 
-_PLAIN_RECORD = (
-    r"(?:\([^()\n\r]{0,300}\) ?)?(?:{levels}) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
-    r"\[[^\]\n\r]*\]"
-)
 _UNCONCERNED: dict[tuple[str, ...], re.Pattern[str]] = {}
+_STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
+"""A record's timestamp and source, and the space after them if there is one."""
+_FRAME_AT = "(?:    |  File )"
+
+
+def _any_start(starts: tuple[str, ...]) -> str:
+    """An expression for any of `starts`, grouped by first character (a branch per
+    character the engine rejects at once, not a branch per string)."""
+    by_first: dict[str, set[str]] = {}
+    for s in starts:
+        if s:
+            by_first.setdefault(s[0], set()).add(s[1:])
+    alts = []
+    for first, rests in sorted(by_first.items()):
+        rest = "" if "" in rests else "|".join(re.escape(r) for r in sorted(rests))
+        alts.append(re.escape(first) + (f"(?:{rest})" if rest else ""))
+    return "|".join(alts) if alts else "(?!)"
 
 
 def _unconcerned(starts: tuple[str, ...]) -> re.Pattern[str]:
-    """Finds each line start, in the joined text, of a line that `sort_line` would not
-    call SKIP (a WARNING record, a traceback frame, raw or after a record or a process
-    tag) nor PROGRESS with a message that starts with none of `starts` (which no marker
-    reads): `RECORD` and `_TAG` with newlines kept out of their classes, so each stays
-    on its line, and ` ?` written `(?: |(?! ))` so no backtracking moves the message."""
+    """Finds the newline before each line, in "\\n" + the joined text, of a line that
+    `sort_line` would not call SKIP (a WARNING record, a traceback frame, raw or after a
+    record or a process tag) nor PROGRESS with a message that starts with none of
+    `starts` (which no marker reads): `RECORD` and `_TAG` with newlines kept out of their
+    classes, so each stays on its line, and ` ?` written `(?: |(?! ))` so no backtracking
+    moves the message."""
     pattern = _UNCONCERNED.get(starts)
     if pattern is None:
-        first = "|".join(re.escape(s) for s in sorted(starts, key=len, reverse=True) if s)
         boring = (
-            _PLAIN_RECORD.replace("{levels}", "WARNING|WARN")
+            r"(?:\([^()\n\r]{0,300}\) ?)?(?:"
+            + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
+            + f"|(?:WARNING|WARN){_STAMP}"
+            + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
+            + r"|\([A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! ))"
+            + _FRAME_AT
             + "|"
-            + _PLAIN_RECORD.replace("{levels}", "INFO|DEBUG")
-            + (f"(?: |(?! ))(?!{first})" if first else "")
-            + "|"
-            + _PLAIN_RECORD.replace("{levels}", "ERROR|CRITICAL")
-            + "(?: |(?! ))(?:    |  File )"
-            + r"|\([A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! ))(?:    |  File )"
-            + "|    |  File "
+            + _FRAME_AT
         )
-        pattern = _UNCONCERNED[starts] = re.compile(f"^(?!{boring})", re.MULTILINE)
+        pattern = _UNCONCERNED[starts] = re.compile(f"\\n(?!{boring})")
     return pattern
 
 
@@ -111,13 +123,15 @@ def _concerned(lines: list[str], starts: Sequence[str]) -> list[int] | range:
         return range(len(lines))
     if "\x1b" in doc:  # what sort_line reads of each line (the codes match no newline)
         doc = logline.ANSI.sub("", doc)
+    pattern = _unconcerned(tuple(starts))
+    doc = "\n" + doc  # each line start after a newline: the engine finds that character fast
     found: list[int] = []
-    line, pos = 0, 0
+    line, pos = -1, 0
     count = doc.count
-    for m in _unconcerned(tuple(starts)).finditer(doc):
+    for m in pattern.finditer(doc):
         at = m.start()
-        line += count("\n", pos, at)
-        pos = at
+        line += count("\n", pos, at + 1)
+        pos = at + 1
         found.append(line)
     return found
 

@@ -14,9 +14,9 @@ import re
 
 import regex
 
-from .wrappers import ESC_CSI, OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START
+from .wrappers import ESC_CSI, OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START, Lazy
 
-HEAD = regex.compile(
+HEAD = Lazy(
     r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:\([A-Za-z][\w =.-]*? pid=\d+\)(?:\x1b\[[0-9;]*m)* ?)?"
     r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
     r"\[[^\]\s]+:\d+\])?[ \t]*"

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
-import regex
-
 from .damage_check import HEAD as _HEAD
 from .damage_check import damaged as _damaged
 from .wrappers import (
@@ -27,6 +25,7 @@ from .wrappers import (
     FENCE,
     PREFIX_NAMES,
     PREFIXES,
+    Lazy,
     ansi_text,
     json_log,
     strip_prefixes,
@@ -57,7 +56,7 @@ class Repair:
     """Needs the lines after the one it repairs (off when streaming)."""
 
 
-_SPLIT = regex.compile(
+_SPLIT = Lazy(
     r"(?:\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?)?"
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
     r"\[[^\]\s]+:\d+\]|(?:INFO|WARNING|ERROR):     |usage: )"
@@ -65,15 +64,15 @@ _SPLIT = regex.compile(
     r"|File \"[^\"\n]{1,400}\", line \d+, in "
 )
 """Starts of a new record inside a line whose newlines were lost."""
-_EXC = regex.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
+_EXC = Lazy(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
 
-_STRONG_START = regex.compile(
+_STRONG_START = Lazy(
     r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
     r"|Traceback \(most recent|[ \t]{2}"
 )
 """A row that begins a line of its own even when the row above is full width."""
-_START = regex.compile(
+_START = Lazy(
     _STRONG_START.pattern
     + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
     + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
@@ -83,7 +82,7 @@ _START = regex.compile(
 )
 """A row that begins a new line: a record, a frame, an exception, a warning, a bar,
 multiprocessing's `Process EngineCore:` header over a child's traceback."""
-_CONTINUES = regex.compile(
+_CONTINUES = Lazy(
     r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
     r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
     r"|Process \d|Consider |Decrease |Increase |Reduce |Please (?:try|check|install|use)"
@@ -96,7 +95,7 @@ the rule examples and the corpus): after an error line, such a row goes on with 
 _ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
 """Terminal widths: with one full row only, a row this long was cut by a terminal
 (mid-word); any other length, by an editor at a word break."""
-_PYDANTIC_HEAD = regex.compile(r"\d+ validation errors? for [\w.]+$")
+_PYDANTIC_HEAD = Lazy(r"\d+ validation errors? for [\w.]+$")
 
 
 def _split_collapsed(text: str) -> list[str] | None:

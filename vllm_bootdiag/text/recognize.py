@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import regex
+from .wrappers import Lazy
 
 # vLLM's logger: `%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s` with
 # datefmt "%m-%d %H:%M:%S" (vllm/logger.py `_FORMAT`, 0.8.5-0.32.0), possibly behind a
 # process tag, a launcher's or a container runtime's prefix: searched, not anchored.
 # Every part is bounded or a single character class, so a search is linear in the line.
-_RECORD = regex.compile(
+_RECORD = Lazy(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? "
     r"\[[\w./-]{1,200}\.py:\d{1,6}\]"
 )

@@ -92,3 +92,31 @@ def test_every_rule_remedy_naming_eager_is_fitted_for_an_eager_boot() -> None:
         assert not fitted.startswith(("; ", ", ")) and ",," not in fitted and ": ," not in fitted
         assert remedy.fit(text, compiled) == text
         assert remedy.fit(text, BootFacts()) == text
+
+
+def test_the_backend_comes_from_the_engine_config_line() -> None:
+    for entry in entries(CORPUS):
+        text = entry.log_path.read_text()
+        for device in ("cpu", "cuda"):
+            if f"device_config={device}" in text:
+                assert classify(text).facts.device == device, entry.log_path
+
+
+def test_a_cpu_relaunch_names_the_seqs_it_really_cut_from() -> None:
+    from vllm_bootdiag import LaunchConfig, plan
+
+    seen = 0
+    for entry in entries(CORPUS):
+        text = entry.log_path.read_text()
+        d = classify(text)
+        if d.primary.kind != "kv_cache_shortfall" or d.facts.device != "cpu":
+            continue
+        if "max_num_seqs" in (d.facts.non_default_args or ""):
+            continue
+        p = plan(d, LaunchConfig.from_log_args(d.facts.non_default_args or "{}"))
+        lower = [g for g in getattr(p, "degradations", ()) if g.kind == "lower_concurrency"]
+        for g in lower:
+            seen += 1
+            # the CPU backend's default the step cut from (planning.releases), never 256
+            assert "(was 128)" in g.message, (entry.log_path, g.message)
+    assert seen >= 5

@@ -18,12 +18,14 @@ Replacements:
   other than public documentation and model hubs -> ``<host>``; secret query values -> ``<token>``
 * e-mail addresses -> ``<email>``
 * ``hf_...``, ``sk-...``, ``ghp_...``, AWS ``AKIA...`` key ids, ``Bearer ...``, ``api_key``,
+  ``--api-key``/``--hf-token``/``--token``/``--password`` values, ``aws_secret_access_key``,
   ``password``/``secret`` values, ``*_TOKEN=``/``*_SECRET*=``/``*_PASSWORD=`` values -> ``<token>``
 * IPv4 and IPv6 addresses -> ``<ip>`` (``0.0.0.0``, ``127.0.0.1``, ``::`` and ``::1`` are kept);
   MAC addresses -> ``<mac>``
 * host names: cloud-style (``ip-10-1-2-3``, ``*.internal``, ``*.local``, ...) and fully qualified
   names under a common top-level domain -> ``<host>``
-* every string in ``extra_literals`` (e.g. this machine's host name) -> ``<redacted>``
+* every string in ``extra_literals`` (e.g. this machine's host name) -> ``<redacted>``, except
+  inside vLLM's ``[file.py:N]`` references
 """
 
 from __future__ import annotations
@@ -100,7 +102,15 @@ _TOKENS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...
         re.compile(r"(?i)(['\"]?api[_-]key['\"]?\s*[:=]\s*\[?\s*['\"]?)(?!None\b)[^'\"\s,\]}]+"),
         r"\1<token>",
     ),
-    (re.compile(r"(?i)(--api-key[ =])\S+"), r"\1<token>"),
+    (re.compile(r"(?i)(--(?:api-key|hf-token|token|password|passwd)[ =])(?!<)\S+"), r"\1<token>"),
+    (
+        # boto's and ~/.aws/credentials' lower-case names (the upper-case ones are below)
+        re.compile(
+            r"(?i)(\baws_(?:secret_access_key|session_token|security_token)['\"]?\s*[=:]\s*)"
+            + _VALUE
+        ),
+        _value_sub,
+    ),
     (
         # Environment-style names (upper case, so `max_num_batched_tokens=8192` is not one).
         re.compile(
@@ -139,6 +149,9 @@ _FQDN = re.compile(
 
 _MARKER = r"<[a-z_]{2,16}>"
 """What every replacement looks like; literals never match inside one."""
+_FILE_REF = r"\[[\w.-]{1,80}\.py:\d{1,6}\]"
+"""vLLM's `[core.py:708]` record reference: a literal (a short host or user name that is
+also a module's name) never changes one, since markers and rules read them."""
 
 
 def _public(host: str) -> bool:
@@ -195,11 +208,14 @@ def redact(text: str, extra_literals: Sequence[str] = ()) -> str:
 
     ``extra_literals`` are exact strings to remove as well (longest first), for example the
     host name or a user name that no generic pattern can know about. They are replaced after
-    the patterns, and never inside a replacement already made, so the result is stable.
+    the patterns, and never inside a replacement already made or a `[file.py:N]` reference,
+    so the result is stable.
     """
     literals = sorted({s for s in extra_literals if s}, key=len, reverse=True)
     either = (
-        re.compile(f"({_MARKER})|" + "|".join(re.escape(s) for s in literals)) if literals else None
+        re.compile(f"({_MARKER}|{_FILE_REF})|" + "|".join(re.escape(s) for s in literals))
+        if literals
+        else None
     )
     # A replacement changes what is around it (a word boundary appears where a literal was),
     # so one round can expose a match for the next: repeat to a fixed point, which makes

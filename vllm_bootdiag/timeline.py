@@ -160,6 +160,11 @@ def phase_lines(tail: Tail) -> list[tuple[int, str]]:
     return hits
 
 
+_DEVICE_CONFIG = re.compile(r"\bdevice_config=([a-z]+)\b")
+"""The backend the engine config names (`device_config=cpu`, `=cuda`): the only line
+that says so on a CPU boot, whose defaults the planner reads (128 seqs x ranks)."""
+
+
 def facts(tail: Tail) -> BootFacts:
     """The numbers the boot printed (see BootFacts)."""
     found: dict[str, str] = {}
@@ -167,6 +172,9 @@ def facts(tail: Tail) -> BootFacts:
     for _i, key, message, _ts in tail.markers:
         marker = _BY_KEY[key]
         device = marker.device or device
+        if device is None and key == "engine_init":  # `... with config: ..., device_config=cpu`
+            m = _DEVICE_CONFIG.search(message)
+            device = m[1] if m else None
         for name, _rx in marker.facts:
             if name in _FIRST_WINS and name in found:
                 continue

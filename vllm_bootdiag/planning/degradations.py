@@ -13,7 +13,7 @@ from .memory import (
     len_key,
 )
 from .policy import Policy
-from .releases import graph_sets
+from .releases import default_max_num_seqs, graph_sets
 from .results import Degradation
 
 EAGER_MESSAGE = (
@@ -48,8 +48,10 @@ def degradations(
     policy: Policy,
     version: Version | None = None,
     weights_gib: float | None = None,
+    device: str | None = None,
 ) -> tuple[Degradation, ...]:
-    """What `new` serves worse than `original`, with numbers, for a worker's responses."""
+    """What `new` serves worse than `original`, with numbers, for a worker's responses
+    (`device`: the boot's backend, whose unset --max-num-seqs default the cut is from)."""
     out: list[Degradation] = []
     if new.enforce_eager and not original.enforce_eager:
         out.append(Degradation(kind="eager_mode", message=eager_message(weights_gib)))
@@ -65,6 +67,8 @@ def degradations(
             msg = f"context limited to {new.max_model_len} tokens (asked for {was})"
         out.append(Degradation(kind="shorter_context", message=msg))
     seqs_old, seqs_new = effective_max_num_seqs(original), effective_max_num_seqs(new)
+    if original.max_num_seqs is None:  # as seqs_steps cuts it: the release's real default
+        seqs_old = default_max_num_seqs(version, device, original.tensor_parallel_size or 1)
     floor = policy.max_concurrency if policy.max_concurrency is not None else seqs_old
     if seqs_new < seqs_old and seqs_new < floor:
         out.append(

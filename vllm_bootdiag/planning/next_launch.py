@@ -172,7 +172,12 @@ def plan(
             estimate=step.estimate,
             changes=changes,
             degradations=degradations(
-                ctx.original, cfg, policy, version, diagnosis.facts.model_weights_gib
+                ctx.original,
+                cfg,
+                policy,
+                version,
+                diagnosis.facts.model_weights_gib,
+                diagnosis.facts.device,
             ),
             attempt=len(hist) + 1,
         )

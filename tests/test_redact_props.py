@@ -9,7 +9,6 @@ leave the diagnosis as it was.
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 

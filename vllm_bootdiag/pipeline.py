@@ -98,6 +98,9 @@ def run(
     # no logger record or `vllm` in sight: saying "no vLLM output" there would be a wrong answer.
     if not d.matches and not is_vllm_output(raw):
         update["vllm_output_found"] = False
+        # every line read, not the logical lines left after rejoining: 400 nginx lines
+        # with no vLLM prefix rejoin into one "wrapped" line
+        update["lines_examined"] = len(raw)
     return d.model_copy(update=update) if update else d
 
 

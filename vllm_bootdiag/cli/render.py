@@ -61,7 +61,8 @@ def diagnosis(d: Diagnosis, wide: bool) -> str:
     p = d.primary
     if not d.vllm_output_found:
         return wrap(
-            f"no vLLM output found ({d.lines_examined} lines examined): "
+            f"no vLLM output found ({d.lines_examined} "
+            f"line{'' if d.lines_examined == 1 else 's'} examined): "
             "this does not look like a vllm serve log",
             wide,
         )

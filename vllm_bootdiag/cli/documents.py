@@ -12,7 +12,7 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-SCHEMAS = ("diagnosis", "plan", "run", "mine", "scan-source")
+SCHEMAS = ("diagnosis", "plan", "run", "timeline", "mine", "scan-source")
 """The documents `vllm-bootdiag schema` describes: the outputs a worker consumes, and the
 release tools' (`corpus mine --json`, `scan-source --json`)."""
 
@@ -68,6 +68,10 @@ def schema(name: str) -> dict[str, Any]:
         if "required" in attempt:
             attempt["required"] = [k for k in attempt["required"] if k != "diagnosis"]
         return {**base, **run}
+    if name == "timeline":
+        from ..timeline import Timeline
+
+        return {**base, **_versioned(Timeline.model_json_schema(mode="serialization"))}
     if name in ("mine", "scan-source"):
         from ..release import schemas
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vllm_bootdiag import classify, classify_file
 from vllm_bootdiag.cli import render
 
@@ -28,3 +30,16 @@ def test_one_line_is_one_line() -> None:
     d = classify([NGINX.format(n=1, s=0)])
     assert d.lines_examined == 1
     assert "(1 line examined)" in render.diagnosis(d, wide=True)
+
+
+@pytest.mark.parametrize("command", ["classify", "watch", "plan"])
+def test_a_version_hint_that_is_no_version_is_a_usage_error(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vllm_bootdiag.cli import main
+
+    log = str(Path(__file__).resolve().parent.parent / "corpus" / "0.8.5"
+              / "invalid_argument__dtype-float7__cpu.log")  # fmt: skip
+    assert main([command, "--vllm-version", "latest", log]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--vllm-version" in err and "'latest'" in err

@@ -35,6 +35,16 @@ def tail_length(text: str) -> int:
     return n
 
 
+def vllm_version(text: str) -> str:
+    """`--vllm-version`: a version vLLM could have (0.32.0, v0.10.1.1), or a one-line
+    usage error: a typo was silently ignored, and the log read without the hint."""
+    from ..versions import parse_version
+
+    if parse_version(text) is None:
+        raise argparse.ArgumentTypeError(f"takes a vLLM version such as 0.32.0, not {text!r}")
+    return text
+
+
 def read(path: str, lines: int) -> LogTail:
     """The log's tail, or a one-line UsageError saying why it cannot be read."""
     from ..text import tail
@@ -130,7 +140,11 @@ def log_args(sp: argparse.ArgumentParser, wide: bool = True) -> None:
 def classify_args(sp: argparse.ArgumentParser) -> None:
     """The options `classify` and `watch` share."""
     log_args(sp)
-    sp.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
+    sp.add_argument(
+        "--vllm-version",
+        type=vllm_version,
+        help="the vLLM version, when the log does not state it",
+    )
     rules_arg(sp)
 
 

@@ -25,6 +25,7 @@ from ..planning import GiveUp, NothingToPlan, Policy, PolicyError, plan
 from ..supervisor import LaunchError, RunSummary, Supervisor
 from . import render
 from .documents import document
+from .log_commands import vllm_version
 
 
 class _InputError(Exception):
@@ -78,7 +79,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("log", metavar="LOG", help="a boot log file, or - for stdin")
     p.add_argument("--args", metavar="ARGV", help='the launch that failed: "vllm serve M --..."')
     p.add_argument("--env-file", metavar="FILE", help="the worker's KEY=VALUE environment")
-    p.add_argument("--vllm-version", help="the vLLM version, when the log does not state it")
+    p.add_argument(
+        "--vllm-version",
+        type=vllm_version,
+        help="the vLLM version, when the log does not state it",
+    )
     _policy_args(p)
     p.set_defaults(func=_guarded(cmd_plan))
 

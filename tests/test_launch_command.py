@@ -81,6 +81,19 @@ def test_deeply_nested_compilation_config_is_refused() -> None:
         LaunchConfig.from_argv(["vllm", "serve", "m", "--compilation-config", nested])
 
 
+@pytest.mark.parametrize("value", ['{"level": 3', '{"cudagraph_mode": "PIECEWISE",}', " {'a': 1}"])
+def test_a_compilation_config_vllm_would_refuse_is_refused(value: str) -> None:
+    """vLLM reads a value in braces as JSON (engine/arg_utils.py:181, 0.32.0): a broken one is
+    a usage error here, not a relaunch that fails the same way."""
+    with pytest.raises(LaunchConfigError, match="not valid JSON"):
+        LaunchConfig.from_argv(["vllm", "serve", "m", "--compilation-config", value])
+
+
+def test_a_compilation_level_passes_through() -> None:
+    c = LaunchConfig.from_argv(["vllm", "serve", "m", "--compilation-config", "3"])
+    assert c.to_argv()[-2:] == ["--compilation-config", "3"]
+
+
 def test_nested_log_args_are_not_a_dict_not_a_crash() -> None:
     with pytest.raises(LaunchConfigError):
         LaunchConfig.from_log_args("{'a': " + "(" * 5000 + ")" * 5000 + "}")

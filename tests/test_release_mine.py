@@ -140,6 +140,20 @@ def test_cli_mine_json_and_text(tmp_path: Path) -> None:
     assert r.stderr == ""  # no progress bar when stderr is not a terminal
 
 
+def test_options_may_come_between_mine_and_its_folders(tmp_path: Path) -> None:
+    """`corpus mine --json DIR` and `corpus --jobs 1 mine DIR`, as people type them."""
+    _fleet(tmp_path)
+    for args in (
+        ["mine", "--json", str(tmp_path)],
+        ["--json", "--jobs", "1", "mine", str(tmp_path)],
+    ):
+        r = _cli(*args)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["files"] == 10
+    r = _cli("mine", "--json", str(tmp_path), "--bogus")
+    assert r.returncode == 2 and "unrecognized arguments: --bogus" in r.stderr
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -66,7 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            paths = getattr(args, "paths", None)
+            options = [a for a in extra if a.startswith("-")]
+            if not isinstance(paths, list) or options:
+                parser.error("unrecognized arguments: " + " ".join(options or extra))
+            # `corpus mine --json DIR`: argparse gives a `*` positional only the words
+            # before the first option, and leaves the rest over.
+            paths.extend(extra)
         code: int = args.func(args)
         return code
     except UsageError as e:

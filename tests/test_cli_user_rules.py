@@ -11,20 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fakes.user_rules import QUOTA
+from fakes.user_rules import QUOTA_RULE as RULE
+
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 KV_LOG = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
-
-QUOTA = "worker: container disk quota exceeded (used 50 GiB of 50 GiB) writing /models"
-RULE = {
-    "id": "WK001",
-    "name": "worker-disk-quota",
-    "outcome": "disk_full",
-    "literal": "container disk quota exceeded",
-    "patterns": [r"container disk quota exceeded \(used [\d.]+ GiB of [\d.]+ GiB\)"],
-    "examples": [QUOTA],
-    "summary": "The platform's volume quota is full.",
-    "remediation": "Give the worker a larger volume.",
-}
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes.user_rules import QUOTA, QUOTA_RULE
 
 from vllm_bootdiag import corpus, versions
 from vllm_bootdiag.rules import BY_ID
@@ -131,19 +132,6 @@ def test_a_folder_without_labelled_logs_is_an_error(tmp_path: Path, layout: str)
     assert "Traceback" not in r.stderr
     if layout == "logs-without-labels":
         assert "1 .log files without a label" in r.stderr
-
-
-QUOTA = "worker: container disk quota exceeded (used 50 GiB of 50 GiB) writing /models"
-QUOTA_RULE = {
-    "id": "WK001",
-    "name": "worker-disk-quota",
-    "outcome": "disk_full",
-    "literal": "container disk quota exceeded",
-    "patterns": [r"container disk quota exceeded \(used [\d.]+ GiB of [\d.]+ GiB\)"],
-    "examples": [QUOTA],
-    "summary": "The platform's volume quota is full.",
-    "remediation": "Give the worker a larger volume.",
-}
 
 
 def test_corpus_checks_with_user_rules(tmp_path: Path) -> None:

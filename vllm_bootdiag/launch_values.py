@@ -121,7 +121,8 @@ def take_compilation(text: str, fields: dict[str, Any]) -> bool:
             # vLLM reads a value in braces as JSON and refuses it (engine/arg_utils.py:181,
             # union_dict_and_str, 0.32.0); one that opens a brace and never closes it is no
             # level or mode either. A relaunch carrying it could only fail the same way.
-            raise LaunchConfigError(f"--compilation-config: not valid JSON: {text[:200]!r}")
+            bad = f"--compilation-config: not valid JSON: {text[:200]!r}"
+            raise LaunchConfigError(bad) from None
         return False  # a level (`3`) or another form vLLM reads itself
     if not isinstance(value, dict):
         return False

@@ -122,3 +122,43 @@ def test_the_mine_document_validates(tmp_path: Path) -> None:
     valid(doc, "mine")
     schema = run("schema", "mine")
     assert set(doc) == set(schema["properties"]) == set(schema["required"])
+
+
+def test_the_rules_documents_validate(capsys: pytest.CaptureFixture[str]) -> None:
+    """The listing (whole, and filtered by outcome) and `rules ID --json` for every rule in
+    the table: each printed through the CLI, each against its printed schema, closed."""
+    from vllm_bootdiag import rules
+    from vllm_bootdiag.cli import main
+
+    listing = run("rules", "--json")
+    assert [r["id"] for r in listing["rules"]] == [r.id for r in rules.RULES]
+    valid(listing, "rules")
+    valid(run("rules", "--outcome", "kv_cache_shortfall", "--json"), "rules")
+    schema = run("schema", "rule")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert schema["additionalProperties"] is False
+    for rule in rules.RULES:
+        assert main(["rules", rule.id, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        errors = [f"{list(e.absolute_path)}: {e.message[:300]}" for e in validator.iter_errors(doc)]
+        assert not errors, (rule.id, errors)
+        assert set(doc) == set(schema["properties"]) == set(schema["required"]), rule.id
+    # a key the schema does not name is refused: the schemas are closed
+    for name, printed in (("rules", listing), ("rule", doc)):
+        closed = jsonschema.Draft202012Validator(run("schema", name))
+        assert not closed.is_valid({**printed, "extra": 1}), name
+
+
+def test_the_corpus_document_validates() -> None:
+    """`corpus --json` over the real corpus: one entry per labelled log, against its schema."""
+    doc = run("corpus", str(CORPUS), "--json")
+    assert len(doc["corpus"]) == len(LOGS) and all(r["ok"] for r in doc["corpus"])
+    valid(doc, "corpus")
+    schema = run("schema", "corpus")
+    assert set(doc) == set(schema["properties"]) == set(schema["required"])
+    entry = schema["properties"]["corpus"]["items"]
+    assert all(set(r) == set(entry["required"]) for r in doc["corpus"])
+    assert not jsonschema.Draft202012Validator(schema).is_valid(
+        {**doc, "corpus": [{**doc["corpus"][0], "extra": 1}]}
+    )

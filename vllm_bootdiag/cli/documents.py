@@ -12,9 +12,20 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-SCHEMAS = ("diagnosis", "plan", "run", "timeline", "mine", "scan-source")
-"""The documents `vllm-bootdiag schema` describes: the outputs a worker consumes, and the
-release tools' (`corpus mine --json`, `scan-source --json`)."""
+SCHEMAS = (
+    "diagnosis",
+    "plan",
+    "run",
+    "timeline",
+    "rules",
+    "rule",
+    "corpus",
+    "mine",
+    "scan-source",
+)
+"""The documents `vllm-bootdiag schema` describes: the outputs a worker consumes, the rule
+table's (`rules --json`, `rules ID --json`), and the release tools' (`corpus --json`,
+`corpus mine --json`, `scan-source --json`)."""
 
 
 def document(kind: str, data: dict[str, Any] | list[Any]) -> dict[str, Any]:
@@ -72,9 +83,14 @@ def schema(name: str) -> dict[str, Any]:
         from ..timeline import Timeline
 
         return {**base, **_versioned(Timeline.model_json_schema(mode="serialization"))}
-    if name in ("mine", "scan-source"):
+    if name == "rule":
+        from ..rules.schema import Rule
+
+        return {**base, **_versioned(Rule.model_json_schema(mode="serialization"))}
+    if name in ("rules", "corpus", "mine", "scan-source"):
         from ..release import schemas
 
-        build = schemas.mine if name == "mine" else schemas.scan_source
+        builds = {"rules": schemas.rules, "corpus": schemas.corpus, "mine": schemas.mine}
+        build = builds.get(name, schemas.scan_source)
         return {**base, **build(SCHEMA_VERSION)}
     raise ValueError(f"no schema {name!r}; one of: {', '.join(SCHEMAS)}")

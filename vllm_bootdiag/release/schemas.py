@@ -1,7 +1,8 @@
-"""The JSON Schemas of the release tools' documents: `corpus mine --json` and
-`scan-source --json`, printed by `vllm-bootdiag schema mine|scan-source`.
+"""The JSON Schemas of the hand-built documents: `corpus mine --json`, `scan-source --json`,
+`corpus --json` and `rules --json`, printed by `vllm-bootdiag schema NAME`.
 
-These documents are built by hand (`Mined.as_dict`, `Report.as_dict`), not by pydantic
+These documents are built by hand (`Mined.as_dict`, `Report.as_dict`, `Result.as_dict`,
+the rule listing in cli/rule_commands.py), not by pydantic
 models, so their schemas are written here beside each other, closed (no key outside
 the schema, every key required), and a test validates the printed documents against
 the printed schemas: a key added, renamed or dropped in `as_dict` fails it.
@@ -153,4 +154,38 @@ def scan_source(version: int) -> dict[str, Any]:
         unchecked=_array(_obj(rule_id=_STR, printed_by=_STR)),
         gaps=_array(gap),
         engine_strings=_array(engine),
+    )
+
+
+def corpus(version: int) -> dict[str, Any]:
+    """`corpus --json`: each labelled log checked against its label."""
+    result = _obj(
+        "One labelled log: the outcome its label wants and the one it classifies to.",
+        id=_STR,
+        ok=_BOOL,
+        want=_STR,
+        got=_STR,
+        mismatches=_STRS,
+    )
+    return _obj(
+        "A labelled corpus classified and compared with its labels (vllm-bootdiag corpus).",
+        schema_version={"const": version, "type": "integer"},
+        corpus=_array(result),
+    )
+
+
+def rules(version: int) -> dict[str, Any]:
+    """`rules --json`: the rule table listed, one short entry per rule (`rules ID --json`
+    is the whole rule: the `rule` document, the Rule model's own schema)."""
+    entry = _obj(
+        "A rule: its id, name, vLLM version range ('' for all) and outcome kind.",
+        id=_STR,
+        name=_STR,
+        vllm=_STR,
+        outcome=_STR,
+    )
+    return _obj(
+        "The rule table, in table order (vllm-bootdiag rules [--outcome KIND]).",
+        schema_version={"const": version, "type": "integer"},
+        rules=_array(entry),
     )

@@ -175,10 +175,10 @@ def test_templates_render_fields_and_know_how_they_are_printed() -> None:
     )
     found, defs = sources.templates(src, "vllm/x.py")
     by_text = {t.text: t for t in found}
-    assert by_text["bad {} value {:.2f}"].kind == "raise"
-    assert by_text["bad {} value {:.2f}"].exception == "ValueError"
+    assert by_text["bad {!r} value {:.2f}"].kind == "raise"
+    assert by_text["bad {!r} value {:.2f}"].exception == "ValueError"
     assert (
-        by_text["bad {} value {:.2f}"].line == 5 and by_text["bad {} value {:.2f}"].function == "f"
+        by_text["bad {!r} value {:.2f}"].line == 5 and by_text["bad {!r} value {:.2f}"].function == "f"
     )
     assert by_text["width %d too large"].kind == "warning"
     assert by_text["Failed: {}"].kind == "error"
@@ -624,3 +624,37 @@ def test_an_exact_rule_in_range_explains_a_template_of_another_outcome(tmp_path:
     found = {f.rule_id: f for f in source_scan.check_rules(release).findings}
     assert found["HM006"].status == "ok"
     assert found["HM009"].status == "absent"
+
+
+def test_a_quoted_field_tells_two_messages_of_the_same_words_apart(tmp_path: Path) -> None:
+    """CF012 reads CacheConfig's `Invalid kv_cache_dtype: {cache_dtype!r}.` (0.33); the
+    attention selector's assert prints the same words unquoted in every release since 0.16.
+    Templates keep `!r`, so the assert is no CF012 outside its range."""
+    selector = (
+        "def get_attn_backend(kv_cache_dtype, valid):\n"
+        "    assert kv_cache_dtype in valid, (\n"
+        "        f'Invalid kv_cache_dtype: {kv_cache_dtype}. '\n"
+        "        f'Valid values are: {valid}'\n"
+        "    )\n"
+    )
+    cache = (
+        "def check(cache_dtype, valid):\n"
+        "    raise ValueError(\n"
+        "        f'Invalid kv_cache_dtype: {cache_dtype!r}. '\n"
+        "        f'Valid values are: {valid}'\n"
+        "    )\n"
+    )
+    status = {}
+    for version, files in (("0.32.0", {"v1/attention/selector.py": selector}),
+                           ("0.33.0", {"v1/attention/selector.py": selector,
+                                       "config/cache.py": cache})):  # fmt: skip
+        path = tmp_path / f"release-{version}.zip"
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("vllm/__init__.py", "")
+            for name, src in files.items():
+                z.writestr(f"vllm/{name}", src)
+            z.writestr(f"vllm-{version}.dist-info/METADATA", f"Name: vllm\nVersion: {version}\n")
+        found = {f.rule_id: f for f in source_scan.check_rules(sources.load(path)).findings}
+        status[version] = (found["CF012"].status, found["CF012"].locations)
+    assert status["0.32.0"] == ("absent", ())
+    assert status["0.33.0"] == ("ok", ("vllm/config/cache.py:2",))

@@ -132,7 +132,10 @@ def render(node: ast.AST) -> str | None:
                 parts.append(value.value)
             elif isinstance(value, ast.FormattedValue):
                 spec = render(value.format_spec) if value.format_spec is not None else None
-                parts.append("{:" + spec + "}" if spec else "{}")
+                # `!r` kept: it is what quotes a value (`'fp7'`), which tells two messages
+                # of the same words apart (CacheConfig's check from the selector's assert).
+                conv = "!r" if value.conversion == ord("r") else ""
+                parts.append("{" + conv + (":" + spec if spec else "") + "}")
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = render(node.left), render(node.right)

@@ -235,10 +235,9 @@ RULES: tuple[Rule, ...] = (
         literal="Invalid kv_cache_dtype: ",
         # CacheConfig quotes the value ({cache_dtype!r}); the attention selector's assert
         # (0.16+, v1/attention/selector.py:122 in 0.32.0) prints the same words unquoted,
-        # which `patterns` never match. Templates render both fields `{}`, so scan-source
-        # finds the assert too (outside the range before 0.33); once it renders `{!r}`,
-        # this becomes `\{!r\}` and is specific.
-        source_pattern=r"Invalid kv_cache_dtype: \{\}\. ",
+        # which `patterns` never match. Templates keep `!r`, so this finds CacheConfig's
+        # check alone (config/cache.py:473 in 0.33.0), not the assert.
+        source_pattern=r"Invalid kv_cache_dtype: \{!r\}\. ",
         patterns=(
             r"(?P<message>Invalid kv_cache_dtype: '[^'\n]{0,100}'\. Valid values are: "
             r"\[[^\]\n]{0,2000}\])",

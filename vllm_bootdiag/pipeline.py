@@ -61,12 +61,6 @@ def _lines(log: str | Sequence[str], lines: int) -> tuple[list[str], int]:
     return kept, first
 
 
-_MARKER_STARTS = ("[", *sorted(timeline._BANNER_CHARS), *sorted(timeline._TABLE))
-"""What a message that `timeline.progress_key` maps to a marker can start with (0.32's
-`[tag] `, a banner character, a marker's first two characters): a progress line whose
-message starts otherwise is counted, not sorted."""
-
-
 def run(
     raw: Sequence[str],
     version: str | None,
@@ -80,14 +74,14 @@ def run(
     lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
     texts = [ln[0] for ln in lines]
     numbers = [ln[1] for ln in lines]
-    tail = Tail(texts, timeline.progress_key, numbers, _MARKER_STARTS)
+    tail = Tail(texts, timeline.progress_key, numbers, timeline.MESSAGE_STARTS)
     found = boots.find(tail, timeline.PHASE_OF)
     update: dict[str, object] = {}
     if found.count == 1:
         d = diagnose(tail, version, rules, repairs)
     else:
         start = found.last
-        tail = Tail(texts[start:], timeline.progress_key, numbers[start:], _MARKER_STARTS)
+        tail = Tail(texts[start:], timeline.progress_key, numbers[start:], timeline.MESSAGE_STARTS)
         note = (
             f"the tail holds {found.count} boots; the last one, from line {numbers[start]}, "
             "is classified"

@@ -67,6 +67,10 @@ def _dispatch() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
 
 _TABLE, _BANNER = _dispatch()
 
+MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *sorted(_TABLE))
+"""What a message `progress_key` maps to a marker can start with: 0.32's `[tag] `, a
+banner character, or a marker's first two characters (the triage scan keys on these)."""
+
 
 def progress_key(message: str) -> str | None:
     """The marker an INFO/DEBUG message starts with (after 0.32's `[tag] `), if any."""
@@ -248,8 +252,8 @@ def build(lines: Sequence[str], first_line: int = 1) -> Timeline:
     is the number of `lines[0]` in the whole log (a tail's offset), so each event
     cites the file's line, not the tail's."""
     numbers = range(first_line, first_line + len(lines))
-    tail = Tail(lines, progress_key, numbers if first_line != 1 else None)
+    tail = Tail(lines, progress_key, numbers if first_line != 1 else None, MESSAGE_STARTS)
     found = boots.find(tail, PHASE_OF)
     if found.count > 1:  # a log appended across restarts: the last boot, as classify reads
-        tail = Tail(lines[found.last :], progress_key, numbers[found.last :])
+        tail = Tail(lines[found.last :], progress_key, numbers[found.last :], MESSAGE_STARTS)
     return build_from_tail(tail)

@@ -103,7 +103,7 @@ def test_triage_sorts_only_the_lines_a_marker_or_rule_can_concern(
     """The joined-text scan that leaves lines unsorted finds the same markers and
     candidate lines as sorting every line, on every corpus tail (raw, as normalize
     hands it on, and cut short inside the record prefix)."""
-    from vllm_bootdiag import pipeline, timeline
+    from vllm_bootdiag import timeline
     from vllm_bootdiag.text.normalize import normalize_rows
     from vllm_bootdiag.text.triage import Tail
 
@@ -114,7 +114,7 @@ def test_triage_sorts_only_the_lines_a_marker_or_rule_can_concern(
         rows, _ = normalize_rows(raw, first_line=1, lookahead=True)
         for lines in (raw, [r[0] for r in rows], [ln[: 20 + len(ln) % 40] for ln in raw]):
             every = Tail(lines, timeline.progress_key)
-            some = Tail(lines, timeline.progress_key, None, pipeline._MARKER_STARTS)
+            some = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
             assert (some.markers, some.other, some.other_text) == (
                 every.markers,
                 every.other,

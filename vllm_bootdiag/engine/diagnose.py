@@ -311,7 +311,7 @@ _SAME_AGAIN = (
 )
 
 
-_PROGRESS_RULES = {"api_server": ("LC005", "LC007"), "available_kv": ("KV104",)}
+PROGRESS_RULES = {"api_server": ("LC005", "LC007"), "available_kv": ("KV104",)}
 """Rules that read INFO lines (timeline markers, by key): the server-start lines say
 the boot is up (unless a failure follows); a KV budget of zero or less says why the
 engine fails right after it (vLLM raises no-KV-memory on it). Every other rule reads
@@ -325,7 +325,7 @@ def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
     kv_read = any(h.rule.outcome in _KV_KINDS for h in found)
     extra: list[Hit] = []
     for i, key, message, _ts in tail.markers:
-        for rule_id in _PROGRESS_RULES.get(key, ()):
+        for rule_id in PROGRESS_RULES.get(key, ()):
             rule = rules.get(rule_id)
             groups = rule.match(message) if rule is not None else None
             if rule is None or groups is None or (kv_read and rule.outcome in _KV_KINDS):

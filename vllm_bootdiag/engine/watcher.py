@@ -16,7 +16,7 @@ from ..diagnosis import Diagnosis
 from ..rules.ruleset import RuleSet, resolve
 from ..rules.schema import Rule
 from ..text import triage
-from .diagnose import _PROGRESS_RULES
+from .diagnose import PROGRESS_RULES
 from .match import line_rules
 
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
@@ -27,7 +27,7 @@ _sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CA
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
     """The rules that read a progress line and say the boot is up (the server start:
     `Starting vLLM server on http://...`), as classify reads them."""
-    ids = dict.fromkeys(i for key in _PROGRESS_RULES.values() for i in key)
+    ids = dict.fromkeys(i for key in PROGRESS_RULES.values() for i in key)
     found = (rules.get(i) for i in ids)
     return tuple(
         r for r in found if r is not None and not outcomes.OUTCOME_TYPES[r.outcome].FAILURE
@@ -132,7 +132,7 @@ class BootWatcher:
 
     def _is_up(self, message: str) -> bool:
         """A server-start rule reads this progress message, as classify reads it."""
-        ids = _PROGRESS_RULES.get(timeline.progress_key(message) or "", ())
+        ids = PROGRESS_RULES.get(timeline.progress_key(message) or "", ())
         return any(r.id in ids and r.match(message) is not None for r in self._up)
 
     def _report(self) -> Diagnosis:

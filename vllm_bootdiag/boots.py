@@ -34,6 +34,12 @@ _IMPORT_LINES = (
 )
 """What importing vLLM prints (any level, or raw) and argparse's `usage:` line, which
 opens the two lines of a boot that ended in argument parsing."""
+_IMPORT_GATES = tuple(
+    (gate, tuple(lit for lit in _IMPORT_LINES if lit.startswith(gate)))
+    for gate in ("usage: vllm", "Triton ", "Failed to import from vllm._C")
+)
+"""`_IMPORT_LINES` by a common start: one search of the text per start (the text is
+often wide Unicode, the banner's block characters, where each search costs)."""
 _QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
 """Phases that do not mean a boot got anywhere: the argument dump, engine config."""
 _RAW_BUSY = "raw progress"
@@ -83,17 +89,17 @@ def _import_lines(tail: Tail) -> list[int]:
     """Indices of the lines that hold an import-time line (searched once, in the joined
     text: these lines can be records of any level or raw stderr)."""
     text = "\n".join(tail.lines)
-    positions = sorted(pos for literal in _IMPORT_LINES for pos in _all(text, literal))
-    if not positions:
-        return []
+    positions = sorted(
+        pos
+        for gate, literals in _IMPORT_GATES
+        for pos in _all(text, gate)
+        if text.startswith(literals, pos)
+    )
     found: list[int] = []
     line, start = 0, 0
-    for pos in positions:
-        while True:
-            end = text.find("\n", start)
-            if end < 0 or end > pos:
-                break
-            start, line = end + 1, line + 1
+    for pos in positions:  # a handful: count the newlines between them in C
+        line += text.count("\n", start, pos)
+        start = pos
         if not found or found[-1] != line:
             found.append(line)
     return found

@@ -36,27 +36,31 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     seen: set[tuple[int, str]] = set()
     words = tail.words
     always, by_word = _word_index(rules)
+    # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
+    # lines exact causes read and the exact rules that matched are known.
     picked = [k for w in words & by_word.keys() for k in by_word[w]]
+    exact_lines: set[int] = set()
+    exact_ids: set[str] = set()
     for k in sorted(always + picked) if picked else always:
         rule = rules.rules[k]
         if not words.issuperset(inner_words(rule.literal)):
             continue  # the literal is not in the tail's failure lines: no str.find needed
+        tolerant = rule.tier != "exact"
+        if tolerant and exact_ids.intersection(rule.covers):
+            continue  # dropped below whatever it reads: not worth its patterns
         for i in tail.find(rule.literal):
-            if (i, rule.outcome) in seen:
+            if (i, rule.outcome) in seen or (tolerant and i in exact_lines):
                 continue
             groups = rule.match(tail.lines[i])
             if groups is not None and not any(tail.find(u) for u in rule.unless):
                 seen.add((i, rule.outcome))
                 found.append(Hit(i, rule, tuple(sorted(groups.items()))))
-    # an echo (`Worker failed with error '<cause>'`) leaves its line to a tolerant cause
-    exact_lines = {h.index for h in found if h.rule.tier == "exact" and h.rule.role == "cause"}
-    exact_ids = {h.rule.id for h in found if h.rule.tier == "exact"}
-    found = [
-        h
-        for h in found
-        if h.rule.tier == "exact"
-        or (h.index not in exact_lines and not exact_ids.intersection(h.rule.covers))
-    ]
+                if not tolerant:
+                    exact_ids.add(rule.id)
+                    if rule.role == "cause":
+                        # an echo (`Worker failed with error '<cause>'`) leaves its line
+                        # to a tolerant cause
+                        exact_lines.add(i)
     found.sort(key=lambda h: h.index)
     return found
 

@@ -80,10 +80,16 @@ def inner_words(literal: str) -> frozenset[str]:
 
 def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
     """The rules that read one line, exact ones first (a line at a time: no `unless`,
-    which needs the whole tail, and no `covers`, which the final diagnosis applies)."""
-    if literal_gate(rules).search(line) is None:
-        return  # no rule's literal is in the line: no rule can read it
-    for rule in rules.rules:
+    which needs the whole tail, and no `covers`, which the final diagnosis applies).
+    The line's words pick the rules worth a look, as in `hits`: a search per line for
+    any of a hundred literals costs more than finding its words."""
+    always, by_word = _word_index(rules)
+    words = by_word.keys() & _WORD_RUN.findall(line)
+    if not words and not always:
+        return
+    picked = [k for w in words for k in by_word[w]]
+    for k in sorted(always + picked) if picked else always:
+        rule = rules.rules[k]
         if rule.literal in line and rule.match(line) is not None:
             yield rule
 

@@ -22,6 +22,9 @@ from .match import line_rules
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 _MAX_LINE = logtail.MAX_LINE_CHARS
 _sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CANDIDATE
+_FRAME = ("  File ", "    ")
+"""How a raw traceback frame or its source line starts: `sort_line` calls such a line
+(no colour codes, no record prefix) SKIP, and a boot never ends on one."""
 
 
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
@@ -103,6 +106,8 @@ class BootWatcher:
             return None
         # Warnings and traceback frames never end a boot; of the progress lines, only the
         # server start does (classify reads it too: the boot is up).
+        if line[:1] == " " and line.startswith(_FRAME) and "\x1b" not in line:
+            return self._settle()  # a traceback frame or its source line (what sort_line says)
         kind, text, start, _ts = _sort_line(line)
         if kind == _PROGRESS:
             for literal in self._up_literals:  # a loop: cheaper than any() on every line
@@ -118,6 +123,10 @@ class BootWatcher:
                     return self._report()
                 if self._pending < 0:
                     self._pending = self.SETTLE_LINES + 1
+        return self._settle()
+
+    def _settle(self) -> Diagnosis | None:
+        """Count a line down after a non-terminal failure line; report when it settled."""
         if self._pending > 0:
             self._pending -= 1
             if self._pending == 0:

@@ -42,11 +42,20 @@ def normalize(text: str | Version) -> Version:
 
 
 def parse_version(text: str) -> Version | None:
-    """`normalize`, or None for text that is not a version."""
+    """`normalize`, or None for text that is not a version. Cached for short text: a
+    fleet's logs name a few releases, and building a Version costs more than reading
+    the line (a long hint is parsed, not kept)."""
+    return _parse_short(text) if len(text) <= 64 else _parse(text)
+
+
+def _parse(text: str) -> Version | None:
     try:
         return normalize(text)
     except InvalidVersion:
         return None
+
+
+_parse_short = lru_cache(maxsize=512)(_parse)
 
 
 def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:

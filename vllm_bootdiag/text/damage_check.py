@@ -4,8 +4,15 @@ Most tails are what vLLM printed (coloured or not): for them normalize skips eve
 per-line step, and this check is all it costs. It must never call a damaged tail
 clean: it looks for every sign a per-line step acts on (a wrapper at a line start,
 caret or bare ANSI, a record, a traceback header or a frame anywhere but right after
-a line's head). Each sign costs one scan of the text in C, plus a look at the few
-places found.
+a line's head).
+
+What it costs is scans of the text. A pattern that starts with a literal is found at
+C speed (CPython's `re` looks for the literal first); one that starts with an
+alternation or a class is tried at every character, ten times slower. So each sign is
+one pattern that starts with a literal and, with fixed-width lookbehinds, leaves out
+the places where vLLM itself puts it (at a line's start); Python looks only at the
+few places left, and the commonest of those (a record after the process tag that
+0.10+ prints on every line) are counted, not looked at.
 """
 
 from __future__ import annotations
@@ -26,17 +33,38 @@ _HEAD_RE = re.compile(HEAD.pattern)
 """`HEAD` for the standard engine: the same expression, matched with less overhead."""
 
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_RECORDS_AT = tuple(re.compile(level + r" \d\d-\d\d \d\d:\d\d:\d\d") for level in _LEVELS)
-"""A record's level and timestamp, one level at a time: each pattern starts with a
-literal, which the engine finds fast; records never overlap, so together they find
-every record one alternation would."""
-_FRAME_HEADS = ('\n  File "', ']   File "', ')   File "')
-_RAW_STARTS = ("Traceback (most recent call last)", "INFO:     ", "ERROR:     ", "usage: ")
-"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse."""
-_RAW_GATES = ("Traceback", "INFO:", "ERROR:", "usage:")
-"""A part of each without its spaces, looked for first: CPython's substring search
-slows to a crawl on a 16 KB run of spaces or backticks when the needle has a space
-(the two collide in its skip filter), and these parts find nothing there."""
+_STAMP = r"\d\d-\d\d \d\d:\d\d:\d\d"
+_RECORD_INSIDE = re.compile(
+    r"-(?<=\d\d-)(?:"
+    + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
+    + ")"
+    + "".join(rf"(?<!\n{level} \d\d-)" for level in _LEVELS)
+    + r"\d\d \d\d:\d\d:\d\d"
+)
+"""A record's level and timestamp anywhere but at a line's start, found by the dash in
+its timestamp (a literal: one scan for all five levels, which an alternation of the
+levels would try at every character); records never overlap."""
+_TAGGED_RECORD = re.compile(r"\n\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP)
+"""A line that starts with a process tag and a record right after it: where 0.10+ puts
+every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
+longer tag is not counted here: the loop looks at it)."""
+_RECORDS_AT = tuple(re.compile(level + " " + _STAMP) for level in _LEVELS)
+"""A record's level and timestamp, one level at a time (the slow path)."""
+_FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
+"""A frame's `File "` anywhere but right after a line's two-space indent."""
+_RAW_STARTS = (
+    "Traceback (most recent call last)", "INFO:     ", "WARNING:     ", "ERROR:     ", "usage: "
+)  # fmt: skip
+"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse (what
+`split_collapsed` cuts a line at, less a record)."""
+_RAW_AT = tuple(Lazy(regex.escape(start)) for start in _RAW_STARTS)
+"""Each raw start, found by the `regex` module's literal search (Boyer-Moore: about
+half what `re` or `str.find` cost, and linear even in a 16 KB run of spaces, where
+CPython's `str.find` of a needle with a space in it crawls)."""
+_CARET = Lazy(regex.escape("^[["))
+"""Caret notation for ESC (`^[[0;36m`): `^` alone is common (a traceback's markers)."""
+_BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
+"""A colour reset (`[0m`, `[0;0m`) whose ESC byte was lost."""
 _ESC_CSI_RE = re.compile(ESC_CSI.pattern)
 
 
@@ -51,9 +79,9 @@ def damaged(doc: str) -> bool:
     """
     if ("|" in doc and PIPE_PREFIX_AT_START.search(doc)) or OTHER_PREFIX_AT_START.search(doc):
         return True
-    if ("^" in doc and "^[[" in doc) or ("␛" in doc and "␛[" in doc):
+    if ("^" in doc and _CARET.search(doc)) or ("␛" in doc and "␛[" in doc):
         return True
-    if "[0m" in doc and regex.search(r"(?<!\x1b)\[0(?:;0)?m", doc):
+    if _BARE_SGR_END.search(doc):
         return True
     if "\x1b" in doc:
         doc = _ESC_CSI_RE.sub("", doc)
@@ -62,33 +90,38 @@ def damaged(doc: str) -> bool:
 
 
 def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
-    """A frame's `File "` after anything but a line's head."""
-    if "File" not in doc:
-        return False  # (a needle without a space first: see _RAW_GATES)
-    if doc.count('File "') != sum(doc.count(h) for h in _FRAME_HEADS):
-        return True
-    for head in _FRAME_HEADS[1:]:  # after a record or a process tag: at the line's head?
-        pos = doc.find(head)
-        while pos >= 0:
-            if not _at_head(doc, pos + 1, heads):
-                return True
-            pos = doc.find(head, pos + 1)
+    """A frame's `File "` after anything but a line's head: the two-space indent at a
+    line's start, or three spaces after a line's head that ends with a record (`]`) or
+    a process tag (`)`)."""
+    for m in _FRAME_INSIDE.finditer(doc):
+        p = m.start()
+        if doc[p - 3 : p] != "   " or doc[p - 4] not in "])" or not _at_head(doc, p - 3, heads):
+            return True
     return False
 
 
 def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
     """A traceback header, uvicorn's or argparse's line after anything but a line's head."""
-    for raw_start, gate in zip(_RAW_STARTS, _RAW_GATES, strict=True):
-        pos = doc.find(raw_start) if gate in doc else -1
-        while pos >= 0:
-            if not _at_head(doc, pos, heads):
+    for raw in _RAW_AT:
+        for m in raw.finditer(doc):
+            p = m.start()
+            if doc[p - 1] != "\n" and not _at_head(doc, p, heads):
                 return True
-            pos = doc.find(raw_start, pos + 1)
     return False
 
 
 def _records_damaged(doc: str, heads: dict[str, bool]) -> bool:
-    """A record anywhere but at a line's start or after its head."""
+    """A record anywhere but at a line's start or after its head.
+
+    Counted first: when every record not at a line's start follows its line's process
+    tag, the tail is clean (the one case of the loop below that 0.10+ logs hit on every
+    line); only otherwise is each record looked at. The scan stops at one record more
+    than there are tagged lines; a text with dashes every few characters (a 16 KB run of
+    them) skips it, as each dash costs the scan a stop."""
+    if doc.count("-") * 16 < len(doc):
+        tagged = len(_TAGGED_RECORD.findall(doc))
+        if _RECORD_INSIDE.subn("", doc, count=tagged + 1)[1] == tagged:
+            return False
     for record in _RECORDS_AT:
         for m in record.finditer(doc):
             p = m.start()

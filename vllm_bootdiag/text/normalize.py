@@ -160,14 +160,20 @@ def _continues(prev: str, row: str) -> bool:
     return end.isalnum() or end in ",;:(-"
 
 
-def _starts_quickly(row: str) -> bool:
-    """A row that surely starts a line of its own, told with string tests only."""
-    return (
-        row.startswith(_QUICK_STARTS) or (row[:1] == "(" and " pid=" in row[:80]) or not row.strip()
-    )
-
-
 _QUICK_STARTS = ("INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Traceback (", "  ", "\x1b")
+"""How a row that surely starts a line of its own begins (with a process tag within its
+first 80 characters, or blank, it does too): told with string tests only."""
+
+
+def _longest_worded(raw: Sequence[str]) -> int:
+    """The length of the longest row with a space inside it (an editor's width): most
+    often the longest row itself, so that one is tried before the others are."""
+    longest = max(raw, key=len, default="")
+    if " " in longest.strip():
+        return len(longest)
+    return max((len(t) for t in raw if " " in t.strip()), default=0)
+
+
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
 
 
@@ -184,14 +190,22 @@ def _rejoin(lines: list[Row], raw: Sequence[str], base: int) -> tuple[list[Row],
     breaks, at the longest row that has one (a long word overflows): a row goes on
     when the next row's first word would not have fit. A reflowed error goes on in
     rows that start mid-sentence. Only a row that does not start quickly can go on
-    its predecessor (`_starts_quickly`), so the others are passed over in one test.
+    its predecessor (one that does not start as `_QUICK_STARTS` says), so the others
+    are passed over in one test.
     """
-    slow = [k for k in range(1, len(lines)) if not _starts_quickly(lines[k][0])]
+    quick, paren = _QUICK_STARTS, "("
+    slow = [
+        k
+        for k in range(1, len(lines))
+        if not (t := lines[k][0]).startswith(quick)
+        and not (t[:1] == paren and " pid=" in t[:80])
+        and t.strip()
+    ]  # the tests written out: a call per row would cost more than they do
     if not slow:
         return lines, set()
-    widths = [len(t) for t in raw]
+    widths = list(map(len, raw))
     width = max(widths, default=0)
-    editor = max((len(t) for t in raw if " " in t.strip()), default=0)
+    editor = _longest_worded(raw)
     full = fits = 0
     if 40 <= editor <= 300:
         capped = width <= 300

@@ -329,6 +329,8 @@ def test_report_json_is_stable_and_text_fits_80_columns(pair: tuple[Path, Path])
         "unchecked",
         "gaps",
         "engine_strings",
+        "packages",
+        "other_rules",
     }
     assert data["schema_version"] == report.SCHEMA_VERSION
     assert data["release"]["vllm_version"] == "0.32.0" and data["old"]["vllm_version"] == "0.31.0"

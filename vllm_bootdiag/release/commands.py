@@ -103,7 +103,9 @@ def _mined_text(found: Any, top: int, wide: bool) -> str:
 
 
 def cmd_scan_source(args: argparse.Namespace) -> int:
-    from . import report, sources
+    from pathlib import Path
+
+    from . import other_packages, report, sources
 
     paths: list[str] = args.paths
     if len(paths) > 2:
@@ -111,7 +113,15 @@ def cmd_scan_source(args: argparse.Namespace) -> int:
     old, new = (paths[0], paths[1]) if len(paths) == 2 else (None, paths[0])
     table = tuple(ruleset(args)) if args.rules else None
     try:
-        rep = report.scan(new, old, version=args.vllm_version, rules=table)
+        given = other_packages.parse_with(args.with_ or ())
+        corpus = (
+            args.corpus
+            if args.corpus is not None
+            else ("corpus" if Path("corpus").is_dir() else None)
+        )
+        rep = report.scan(
+            new, old, version=args.vllm_version, rules=table, packages=given, corpus=corpus
+        )
     except sources.SourceError as e:
         raise UsageError(str(e)) from None
     text = report.render(rep, all_=args.all, top=args.top, wide=args.wide)
@@ -169,6 +179,22 @@ def register(sub: Any) -> None:
         "two of them: OLD NEW",
     )
     s.add_argument("--vllm-version", help="the (newer) release, if its path does not say it")
+    s.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        metavar="NAME=PATH",
+        help="another package's source for the rules it prints: a wheel, sdist or directory "
+        "(torch=..., huggingface_hub=..., transformers=..., pydantic=... (and pydantic_core), "
+        "safetensors=..., uvicorn=...; argparse, python, os default to this interpreter's); "
+        "repeatable",
+    )
+    s.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="labelled logs whose argparse and pydantic lines are checked against the "
+        "release's flags (default: ./corpus if there)",
+    )
     rules_arg(s)
     s.add_argument("--all", action="store_true", help="list everything, not only what to act on")
     s.add_argument(

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..cli import documents
 from ..rules import RULES, Rule
-from . import engine_strings, gaps, source_scan, sources
+from . import engine_strings, gaps, other_packages, package_report, source_scan, sources
 
 SCHEMA_VERSION = documents.SCHEMA_VERSION
 """The CLI's: bumped when a key of `as_dict` changes meaning or goes away. The keys are
@@ -35,6 +35,7 @@ class Report:
     rules: source_scan.RuleScan
     gaps: list[gaps.Gap]
     engine: list[engine_strings.Check]
+    others: other_packages.PackageScan
 
     @property
     def drift(self) -> list[source_scan.Finding]:
@@ -60,6 +61,7 @@ class Report:
             or self.moved("file")
             or self.engine_action
             or (self.old is not None and self.gaps)
+            or bool(self.others.to_act_on)
         )
 
     def summary(self) -> dict[str, int]:
@@ -76,6 +78,7 @@ class Report:
             "gaps": len(self.gaps),
             "gaps_high": likely["high"],
             "engine_strings_to_check": len(self.engine_action),
+            **self.others.summary(),
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -86,9 +89,13 @@ class Report:
             "needs_action": self.needs_action,
             "summary": self.summary(),
             "rules": [f.as_dict() for f in self.rules.findings],
-            "unchecked": [{"rule_id": r, "printed_by": by} for r, by in self.rules.unchecked],
+            "unchecked": [
+                {"rule_id": f.rule_id, "printed_by": f.printed_by} for f in self.others.unchecked
+            ],
             "gaps": [g.as_dict() for g in self.gaps],
             "engine_strings": [c.as_dict() for c in self.engine],
+            "packages": self.others.packages_dict(),
+            "other_rules": [f.as_dict() for f in self.others.findings],
         }
 
 
@@ -107,14 +114,19 @@ def scan(
     version: str | None = None,
     old_version: str | None = None,
     rules: Sequence[Rule] | None = None,
+    packages: dict[str, list[str]] | None = None,
+    corpus: str | Path | None = None,
 ) -> Report:
     """Read the release at `path` (and `old`) and run every check.
 
     `rules` replaces the built-in table (the CLI's `--rules FILE` adds a user's rules to
     it): a rule written for a release's new message is checked, and its gap closed,
-    before it lands.
+    before it lands. `packages` (name -> paths, `--with`) are the other packages whose
+    texts rules read (argparse, Python and the OS are this interpreter's unless given);
+    `corpus` is where the newest logs' argparse and pydantic lines come from.
     """
     table: Sequence[Rule] = RULES if rules is None else rules
+    others = other_packages.load(packages or {}, table)  # bad paths fail before the long read
     new = sources.load(path, version)
     before = sources.load(old, old_version) if old is not None else None
     return Report(
@@ -123,6 +135,7 @@ def scan(
         source_scan.check_rules(new, before, table),
         gaps.find(new, before, table),
         engine_strings.check(new, before),
+        other_packages.scan(others, new, corpus, table),
     )
 
 
@@ -249,19 +262,14 @@ def _render(report: Report, all_: bool, top: int, o: _Lines) -> str:
     if len(shown) < len(report.gaps):
         o.wrap(f"... {len(report.gaps) - len(shown)} more (--all or --json)", 2)
 
-    if report.rules.unchecked:
-        by = Counter(p for _r, p in report.rules.unchecked)
-        who = ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
-        o.blank()
-        o.wrap(
-            f"Not checked ({len(report.rules.unchecked)}): rules whose text another "
-            f"package prints ({who})"
-        )
+    o.blank()
+    package_report.render(report.others, o, all_)
     s = report.summary()
     o.blank()
     o.wrap(
         f"vLLM {r.version}: {s['rules_ok']} of {s['rules_checked']} vLLM-printed rules agree "
         f"with this release's source; {s['moved']} moved, {s['gaps']} gaps; "
+        f"{s['other_rules_found']} of {s['other_rules']} other packages' rules found; "
         + ("action needed" if report.needs_action else "nothing to change")
     )
     return "\n".join(o.out)

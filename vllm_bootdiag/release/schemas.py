@@ -93,6 +93,11 @@ def scan_source(version: int) -> dict[str, Any]:
                 "gaps",
                 "gaps_high",
                 "engine_strings_to_check",
+                "other_rules",
+                "other_rules_found",
+                "other_rules_missing",
+                "other_rules_out_of_date",
+                "other_rules_not_checkable",
             )
         },
     )
@@ -143,6 +148,42 @@ def scan_source(version: int) -> dict[str, Any]:
         old_locations=_null(_STRS),
         moved=_BOOL,
     )
+    statuses = _enum("found", "missing", "out_of_date", "not_checkable")
+    part = _obj(
+        "One part of a rule's wording (or a flag, choice, config class or message vLLM "
+        "supplies to it), checked against who prints it.",
+        text=_STR,
+        printed_by=_STR,
+        what=_enum("wording", "flag", "flags", "choices", "config class", "message"),
+        status=statuses,
+        locations=_STRS,
+        closest=_null(closest),
+        detail=_null(_STR),
+        source=_null(_STR),
+    )
+    other = _obj(
+        "A rule whose text another package prints, checked against that package.",
+        rule_id=_STR,
+        printed_by=_STR,
+        package=_null(_STR),
+        status=statuses,
+        ok=_BOOL,
+        reason=_null(_STR),
+        parts=_array(part),
+    )
+    package = _obj(
+        "A package rules read: what was given, its version and vLLM's requirement on it.",
+        name=_STR,
+        given=_BOOL,
+        versions=_STRS,
+        build=_null(_enum("cuda", "rocm", "xpu", "cpu")),
+        files=_INT,
+        texts=_INT,
+        requires=_null(_STR),
+        pinned=_null(_BOOL),
+        notes=_STRS,
+        counts=_COUNTS,
+    )
     return _obj(
         "A vLLM release's source checked against the rule table (vllm-bootdiag scan-source).",
         schema_version={"const": version, "type": "integer"},
@@ -154,6 +195,8 @@ def scan_source(version: int) -> dict[str, Any]:
         unchecked=_array(_obj(rule_id=_STR, printed_by=_STR)),
         gaps=_array(gap),
         engine_strings=_array(engine),
+        packages=_array(package),
+        other_rules=_array(other),
     )
 
 

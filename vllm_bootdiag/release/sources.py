@@ -224,8 +224,13 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def templates(source: str, file: str = "<string>") -> tuple[list[Template], list[tuple[str, int]]]:
-    """Every string template of one Python file, and its `def`s (nothing on a syntax error)."""
+def templates(
+    source: str, file: str = "<string>", docstrings: bool = True
+) -> tuple[list[Template], list[tuple[str, int]]]:
+    """Every string template of one Python file, and its `def`s (nothing on a syntax error).
+
+    `docstrings=False` leaves out strings that are statements of their own (docstrings):
+    another package's docs quote its messages, which are not what it prints."""
     try:
         tree = ast.parse(source)
         c = _Collector(file)
@@ -235,6 +240,12 @@ def templates(source: str, file: str = "<string>") -> tuple[list[Template], list
     out: list[Template] = list(c.messages.values())
     taken = set(c.messages)
     inner: set[int] = set()
+    if not docstrings:
+        inner = {
+            id(n.value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        }
     for node in ast.walk(tree):
         if id(node) in inner:
             continue

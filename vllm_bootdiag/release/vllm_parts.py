@@ -1,0 +1,160 @@
+"""The parts of argparse's and pydantic's lines that vLLM supplies, checked against vLLM.
+
+`argument --dtype: invalid choice: 'float7' (choose from ...)`: the words are
+argparse's, the flag and its choices vLLM's; `1 validation error for
+ModelConfig`: the class is vLLM's, and so is the message after pydantic's
+`Value error, `. Lines come from the rule's examples and from the newest corpus
+logs (the previous release's and this one's): 0.32.0's `--kv-cache-dtype:
+invalid choice` line is out of date in 0.33.0, which takes any value there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from packaging.version import Version
+
+from .. import versions
+from ..rules import Rule
+from . import vllm_flags
+from .package_findings import Part
+from .source_scan import closest
+from .sources import Release
+
+_ARGUMENT = re.compile(r"error: argument (?P<argument>[^:]+?): (?P<message>.+)$")
+_CHOICE = re.compile(r"invalid choice: (?P<value>'[^']*'|\S+) \(choose from (?P<choices>.*)\)")
+_UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (?P<arguments>.+)$")
+_CONFIG = re.compile(r"\d+ validation errors? for (?P<config>\w+)")
+_VALUE_ERROR = re.compile(r"Value error, (?P<message>\S.*?)(?: \[type=value_error[^\]]*\])?\s*$")
+_LINE_PREFIX = re.compile(r"^.*?(?=vllm serve: error: |\d+ validation error|Value error, )")
+
+
+def corpus_lines(corpus: Path | None, version: Version) -> list[tuple[str, str]]:
+    """(where, line) of the newest corpus logs at or before `version` (the previous
+    release's and this one's): the argparse and pydantic lines vLLM really printed."""
+    if corpus is None or not corpus.is_dir():
+        return []
+    found = sorted(
+        (v, d) for d in corpus.iterdir() if d.is_dir() and (v := versions.parse_version(d.name))
+    )
+    older = [d for v, d in found if v < version][-1:]
+    same = [d for v, d in found if v == version]
+    out = []
+    for d in older + same:
+        for log in sorted(d.glob("*.log")):
+            text = log.read_text("utf-8", "replace")
+            for n, line in enumerate(text.splitlines(), 1):
+                if "vllm serve: error: " in line or " validation error" in line:
+                    out.append((f"corpus/{d.name}/{log.name}:{n}", line[-2000:]))
+    return out
+
+
+def _flag_parts(line: str, where: str, flags: vllm_flags.Flags, v: str) -> list[Part]:
+    """An argparse line's flag (and its choices) against the release's flags."""
+    m = _ARGUMENT.search(line)
+    if m:
+        names = [n for n in m["argument"].split("/") if n.startswith("--")]
+        flag = next((flags.flags[n] for n in names if n in flags.flags), None)
+        text = f"{m['argument']}: {m['message'][:60]}"
+        if flag is None:
+            return [Part(text, "vllm", "flag", "out_of_date", source=where,
+                         detail=f"no {m['argument']} flag in vLLM {v}")]  # fmt: skip
+        choice = _CHOICE.search(m["message"])
+        if choice is None:
+            return [Part(text, "vllm", "flag", "found", (flag.location,), source=where)]
+        if flag.kind != "choice":
+            how = "takes any value" if flag.kind in ("free", "str") else f"is {flag.kind}"
+            return [Part(text, "vllm", "choices", "out_of_date", (flag.location,), source=where,
+                         detail=f"{flag.name} {how} in vLLM {v} ({flag.field or 'no choices'}): "
+                         "argparse no longer prints `invalid choice` for it")]  # fmt: skip
+        listed = {c.strip().strip("'\"") for c in choice["choices"].split(",")}
+        have = set(flag.choices or ())
+        value = choice["value"].strip("'")
+        if value in have:
+            return [Part(text, "vllm", "choices", "out_of_date", (flag.location,), source=where,
+                         detail=f"{value!r} is a valid {flag.name} in vLLM {v}")]  # fmt: skip
+        if listed != have:
+            diff = " ".join([*(f"-{c}" for c in sorted(listed - have)),
+                             *(f"+{c}" for c in sorted(have - listed))])  # fmt: skip
+            return [Part(text, "vllm", "choices", "out_of_date", (flag.location,), source=where,
+                         detail=f"{flag.name}'s choices in vLLM {v}: {diff}")]  # fmt: skip
+        return [Part(text, "vllm", "choices", "found", (flag.location,), source=where)]
+    m = _UNRECOGNIZED.search(line)
+    if m:
+        known = [a for a in m["arguments"].split() if a in flags.flags]
+        if known:
+            return [Part(m["arguments"], "vllm", "flag", "out_of_date", source=where,
+                         detail=f"{', '.join(known)} is a flag of vLLM {v}")]  # fmt: skip
+        return [Part(m["arguments"], "vllm", "flag", "found", source=where,
+                     detail=f"not a flag of vLLM {v}, as the line says")]  # fmt: skip
+    return []
+
+
+def _message_parts(line: str, where: str, flags: vllm_flags.Flags, release: Release) -> list[Part]:
+    """A pydantic line's config class, or its `Value error, ` message, against vLLM."""
+    v = str(release.version)
+    m = _CONFIG.search(line)
+    if m:
+        cls = m["config"]
+        if cls in flags.classes:
+            return [Part(cls, "vllm", "config class", "found", (flags.classes[cls],), source=where)]
+        return [Part(cls, "vllm", "config class", "out_of_date", source=where,
+                     detail=f"no config class {cls} in vLLM {v}")]  # fmt: skip
+    m = _VALUE_ERROR.search(line)
+    if not m:
+        return []
+    message = m["message"]
+    for t in release.search(re.escape(message[:40])) or []:
+        return [Part(message, "vllm", "message", "found", (t.location,), source=where)]
+    near = closest(wording_of(message), release)
+    if near is not None and _renders(near.template.text, message):
+        return [Part(message, "vllm", "message", "found", (near.template.location,), source=where)]
+    return [Part(message, "vllm", "message", "out_of_date", closest=near, source=where,
+                 detail=f"no template of vLLM {v} renders this message")]  # fmt: skip
+
+
+def wording_of(message: str) -> str:
+    """A message as a template (numbers as {}), as source_scan words a rule's example."""
+    return re.sub(r"\d+(?:\.\d+)?", "{}", message)
+
+
+def _renders(template: str, text: str) -> bool:
+    """Whether a template's fields can be filled to give `text`."""
+    parts = re.split(r"\{[^{}]*\}", template)
+    if len(parts) > 12:
+        return False
+    pattern = ".*?".join(re.escape(p) for p in parts)
+    return re.fullmatch(pattern, text, re.DOTALL) is not None
+
+
+def parts(
+    rule: Rule, lines: Sequence[tuple[str, str]], release: Release | None,
+    flags: vllm_flags.Flags | None,
+) -> list[Part]:  # fmt: skip
+    """The vLLM parts of a rule's argparse or pydantic lines (examples, newest corpus logs)."""
+    if rule.printed_by not in ("argparse", "pydantic") or release is None or flags is None:
+        return []
+    known = flags.flags if rule.printed_by == "argparse" else flags.classes
+    if not known:
+        what = "flags" if rule.printed_by == "argparse" else "config class"
+        where = "vllm/engine/arg_utils.py" if what == "flags" else "vllm/config/"
+        return [Part(rule.literal, "vllm", what, "not_checkable",
+                     detail=f"no {what} in {where} of this release to check against")]  # fmt: skip
+    examples = [(f"{rule.id} example {n}", e) for n, e in enumerate(rule.examples, 1)]
+    out: list[Part] = []
+    seen: set[str] = set()
+    for where, line in [*examples, *lines]:
+        if rule.literal not in line or rule.match(line) is None:
+            continue
+        line = _LINE_PREFIX.sub("", line)
+        key = re.sub(r"'[^']*'", "''", line)[:200]
+        if key in seen:
+            continue
+        seen.add(key)
+        if rule.printed_by == "argparse":
+            out += _flag_parts(line, where, flags, str(release.version))
+        else:
+            out += _message_parts(line, where, flags, release)
+    return out

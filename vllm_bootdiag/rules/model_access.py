@@ -104,7 +104,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="AC006",
-        printed_by="transformers",
+        printed_by="huggingface_hub",
         name="gated-access-restricted",
         vllm="",
         outcome="gated_model",
@@ -116,7 +116,10 @@ RULES: tuple[Rule, ...] = (
         ),
         summary="The model is gated or private and the request was not authorised.",
         remediation="Set HF_TOKEN for an account with access to the model.",
-        references=("transformers utils/hub.py (gated repo message)",),
+        references=(
+            "the Hub server's X-Error-Message, appended by huggingface_hub utils/_http.py "
+            "_format to GatedRepoError's text (2.4.0); not in transformers 5.x",
+        ),
     ),
     Rule(
         id="AC007",

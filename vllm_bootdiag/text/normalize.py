@@ -104,6 +104,8 @@ def _split_collapsed(text: str) -> list[str] | None:
         text = ESC_CSI.sub("", text)  # only a line that is cut comes back without them
     head = _HEAD.match(text)
     pos = head.end() if head is not None else 0
+    if text.find(":", pos) < 0 and text.find('"', pos) < 0:
+        return None  # every start holds one (found at memchr speed: the search is slower)
     m = _SPLIT.search(text, pos)
     if m is not None and m.start() == pos:
         m = _SPLIT.search(text, m.end())
@@ -175,6 +177,12 @@ def _longest_worded(raw: Sequence[str]) -> int:
 
 
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
+
+
+def _has_error_word(text: str) -> bool:
+    """Whether `text` holds one of `_ERROR_WORDS`: their first letters are looked for
+    first, at memchr speed (a 16 KB row without them costs no six searches)."""
+    return ("E" in text or "C" in text or "I" in text) and any(w in text for w in _ERROR_WORDS)
 
 
 Row = tuple[str, int, int, tuple[str, ...]]
@@ -261,7 +269,7 @@ def _join_kind(
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
         return "rejoin_wrapped", " "
-    if any(w in prev_text for w in _ERROR_WORDS) and _continues(prev_text, row):
+    if _has_error_word(prev_text) and _continues(prev_text, row):
         return "rejoin_reflowed", " "
     return "", ""
 

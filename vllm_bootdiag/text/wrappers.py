@@ -3,7 +3,10 @@
 CI pages, timestamps, markdown, compose, journald, docker's json-file driver,
 stern and kubectl, launchers and vLLM-based frameworks each add a prefix (or a
 whole record) of their own. The patterns are anchored at the start of a line, so
-each costs one match per line, and none matches a line vLLM printed itself.
+each costs one match per line, and none matches a line vLLM printed itself. Names in
+them are bounded by what their tools allow (a Kubernetes pod name is at most 253
+characters, a container's 63): an unbounded run would be retried at each of its lengths
+on a 16 KB line of name characters.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
     # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
     (
         "compose_prefix",
-        Lazy(_A + r"[A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|" + _A + r"(?: |$)" + _A),
+        Lazy(_A + r"[A-Za-z0-9][\w.-]{0,200}?[-_]\d+[ \t]+\|" + _A + r"(?: |$)" + _A),
     ),
     # journald short format: `Mon DD HH:MM:SS host unit[pid]: `, or its short-iso variant.
     (
@@ -71,7 +74,7 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
         Lazy(
             r"(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
             r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-            r" [\w.-]+ [\w@./-]+\[\d+\]: "
+            r" [\w.-]{1,253} [\w@./-]{1,256}\[\d+\]: "
         ),
     ),
     # stern `pod container `, kubetail `[pod] `, `kubectl logs --prefix` `[pod/p/c] `.
@@ -79,15 +82,15 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
         "stern_prefix",
         Lazy(
             _A
-            + r"(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
+            + r"(?:[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
             + _A
             + r" "
             + _A
-            + r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+            + r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
             + _A
             + r" "
-            r"|\[(?:pod/)?[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
-            r"(?:/[a-z0-9-]+)?\] )"
+            r"|\[(?:pod/)?[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?-(?:[a-z0-9]{5}|\d{1,3})"
+            r"(?:/[a-z0-9-]{1,63})?\] )"
         ),
     ),
     # Launchers and supervisors: `2026-01-02 03:04:05.678 [Error] (Process) `,
@@ -105,14 +108,15 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
 PREFIX_NAMES = frozenset(name for name, _ in PREFIXES)
 ANY_PREFIX = Lazy("|".join(f"(?:{p.pattern})" for _, p in PREFIXES))
 
-FENCE = Lazy(r"[ \t]*(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*</?(?:details|summary)>.*")
+FENCE = Lazy(r"[ \t]*+(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*+</?(?:details|summary)>.*")
 _CARET_CSI = Lazy(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
 ESC_CSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 _BARE_SGR = Lazy(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
 
-PREFIX_AT_START = re.compile(
-    r"\n(?:" + ANY_PREFIX.pattern + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
-)
+_FENCE_AT = r"(?=(?P<indent>[ \t]*))(?P=indent)(?:```|~~~|</?details>|</?summary>)"
+"""A fence or a <details> tag after its indent, the indent taken whole (a lookahead is
+atomic): a 16 KB run of spaces costs one pass, not a retry at each of its lengths."""
+PREFIX_AT_START = re.compile(r"\n(?:" + ANY_PREFIX.pattern + r"|\{|" + _FENCE_AT + ")")
 """A wrapper at the start of any line of "\n" + the lines joined. The two patterns below
 split it (a search for it finds a match exactly when one of them does), so each line start
 costs a one-character test: the wrappers that need a `|` are looked for only when the text
@@ -124,7 +128,9 @@ PIPE_PREFIX_AT_START = re.compile(
 OTHER_PREFIX_AT_START = re.compile(
     r"\n(?=[0-9a-z\[>{ \t`~<\x1bJFMASOND])(?:"
     + "|".join(f"(?:{p.pattern})" for n, p in PREFIXES if n not in _PIPED)
-    + r"|\{|[ \t]*(?:```|~~~|</?details>|</?summary>))"
+    + r"|\{|"
+    + _FENCE_AT
+    + ")"
 )
 
 
@@ -165,8 +171,8 @@ def json_log(text: str) -> list[str] | None:
 
 def ansi_text(text: str) -> str | None:
     """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
-    if "^[[" in text or "␛[" in text:
+    if ("^" in text and "^[[" in text) or ("␛" in text and "␛[" in text):
         return _CARET_CSI.sub("", text)
-    if "\x1b" not in text and ("[0m" in text or "[0;0m" in text):
+    if "\x1b" not in text and "[0" in text and ("[0m" in text or "[0;0m" in text):
         return _BARE_SGR.sub("", text)
-    return None
+    return None  # (a one-character test first: it runs at memchr speed, a longer one slower)

@@ -1,0 +1,106 @@
+"""Benchmark: what each text stage of `classify` costs, per corpus tail and on 400-line
+x 16 KB tails (the issue's bound: no such tail over 50 ms through `classify`).
+
+Run: python bench/bench_text_stages.py [--repeat 9] [--shapes-only]
+
+Stages, in the order the pipeline runs them: reading a list into the tail
+(`pipeline._lines`), the clean-tail check (`damage_check.damaged`), the per-line
+repairs where it finds damage, the rejoin of wrapped rows, triage (`Tail`) and the
+words `match` reads (`Tail.words`); `classify` is the whole. Each figure is the best
+of `--repeat` runs per tail, summed: absolute times depend on the machine, so compare
+stages and shapes within one run (bench_per_line.py gives the ratios to a worker's
+regex list and to an older commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vllm_bootdiag import classify, corpus, logtail, pipeline, timeline  # noqa: E402
+from vllm_bootdiag.text import damage_check, normalize  # noqa: E402
+from vllm_bootdiag.text.triage import Tail, words_of  # noqa: E402
+
+K = logtail.MAX_LINE_CHARS
+RUNS = {"█": "█" * K, "space": " " * K, "9": "9" * K, "(": "(" * K, "`": "`" * K,
+        "-": "-" * K, "01-": "01-" * (K // 3), "INFO 01-": "INFO 01-" * (K // 8),
+        "x": "x" * K}  # fmt: skip
+"""Runs a 16 KB line can be made of: tests/test_rule_linear.py's, and the characters the
+text stages' patterns key on (dashes of a timestamp, a record's level)."""
+_INFO = "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] "
+_ERROR = "(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] "
+
+
+def shapes() -> dict[str, list[str]]:
+    """400-line tails of 16 KB lines: each run after a record (clean: no repair runs),
+    the same behind a CI gutter (damaged: every per-line step runs), bare runs, and a
+    corpus tail's lines padded to 16 KB."""
+    tail = logtail.read_tail(
+        ROOT / "corpus" / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
+    )
+    out: dict[str, list[str]] = {}
+    for name, run in RUNS.items():
+        out[f"records + {name!r}"] = [(pre + run)[:K] for pre in (_INFO, _ERROR)] * 200
+        out[f"gutter + {name!r}"] = [("  | " + pre + run)[:K] for pre in (_INFO, _ERROR)] * 200
+    out["bare runs"] = [run[:K] for run in RUNS.values()] * (400 // len(RUNS))
+    out["corpus lines + 16 KB"] = [
+        (line + " " + list(RUNS.values())[k % len(RUNS)])[:K]
+        for k, line in enumerate((tail * 9)[:400])
+    ]
+    return out
+
+
+def _stages(raw: Sequence[str]) -> dict[str, Callable[[], object]]:
+    rows, _ = normalize.normalize_rows(raw, lookahead=False)
+    doc = "\n" + "\n".join(raw)
+    texts = [r[0] for r in rows]
+    tail = Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+    return {
+        "_lines": lambda: pipeline._lines(list(raw), logtail.DEFAULT_LINES),
+        "damaged": lambda: damage_check.damaged(doc),
+        "normalize (no rejoin)": lambda: normalize.normalize_rows(raw, lookahead=False),
+        "normalize": lambda: normalize.normalize_rows(raw),
+        "Tail": lambda: Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS),
+        "Tail.words": lambda: words_of(tail.other_text),
+        "classify": lambda: classify(list(raw)),
+    }
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--shapes-only", action="store_true")
+    args = p.parse_args()
+    if not args.shapes_only:
+        tails = [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
+        total: dict[str, float] = {}
+        for raw in tails:
+            for name, fn in _stages(raw).items():
+                total[name] = total.get(name, 0.0) + _best(fn, args.repeat)
+        n = len(tails)
+        print(f"{n} corpus tails, {sum(map(len, tails)) / n:.0f} lines each on average:")
+        for name, t in total.items():
+            print(f"  {name:22s} {t / n * 1e6:7.1f} us per tail")
+    print("400 lines x 16 KB (ms; bound 50 ms for classify):")
+    for shape, raw in shapes().items():
+        cost = {name: _best(fn, 3) for name, fn in _stages(raw).items()}
+        print(f"  {shape:26s} " + "  ".join(f"{k} {v * 1e3:.1f}" for k, v in cost.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -379,3 +379,23 @@ def test_the_json_document_with_packages_validates_and_text_fits(
         assert "torch 9.1.0 (cuda build)" in text and "outside it" in text
         assert "--kv-cache-dtype takes any value in vLLM 0.32.0" in text
         assert "AC007  huggingface_hub: missing" in text
+
+
+def test_a_pydantic_message_is_a_vllm_template_only_if_its_words_are(tmp_path: Path) -> None:
+    from vllm_bootdiag.release import vllm_parts
+
+    assert vllm_parts._renders(
+        "Invalid value for {}: must be positive", "Invalid value for --x: must be positive"
+    )
+    assert not vllm_parts._renders(
+        "{} must be positive", "Invalid value for --max-num-seqs: must be positive"
+    )
+    path = _vllm(tmp_path, "CacheDType")
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr(
+            "vllm/config/scheduler.py",
+            'def check(name):\n    raise ValueError(f"{name} must be positive")\n',
+        )
+    cf101 = _by_id(report.scan(path).others)["CF101"]
+    first = next(p for p in cf101.parts if p.source == "CF101 example 1")
+    assert first.status == "out_of_date" and "no template of vLLM 0.32.0" in (first.detail or "")

@@ -73,12 +73,20 @@ COMPOSED: dict[str, tuple[tuple[str, str], ...]] = {
 }  # fmt: skip
 """Rules whose literal no one source holds whole: (text as its source has it, who prints it)."""
 
-_DEVICE = (("rocm", re.compile(r"\bHIP\b")), ("xpu", re.compile(r"\bXPU\b")),
-           ("cuda", re.compile(r"CUDA|NVIDIA|NCCL")))  # fmt: skip
+_DEVICE = (("rocm", re.compile(r"\bHIP\b|ROCm|hipified")),
+           ("xpu", re.compile(r"\bXPU\b|c10/xpu|\bUR_")),
+           ("cuda", re.compile(r"(?i)cuda|nvidia|nccl")))  # fmt: skip
+"""The device build a text belongs to, from the text, else its rule's references and
+first example (torch's ` has a total capacity of ` is c10/cuda's)."""
 
 
 def _wording_part(
-    text: str, pattern: str, who: str, pkg: Package | Release | None, taken: frozenset[int]
+    text: str,
+    pattern: str,
+    who: str,
+    pkg: Package | Release | None,
+    taken: frozenset[int],
+    hint: str = "",
 ) -> Part:
     """One part found (messages first, then compiled strings, then other strings), or
     missing with the closest text no other rule's part holds."""
@@ -96,6 +104,7 @@ def _wording_part(
         return Part(text, who, "wording", "found", tuple(found[:5]))
     if isinstance(pkg, Package) and pkg.build:
         need = next((d for d, p in _DEVICE if p.search(text)), None)
+        need = need or next((d for d, p in _DEVICE if p.search(hint)), None)
         if need and need != pkg.build:
             return Part(text, who, "wording", "not_checkable",
                         detail=f"text of torch's {need} build; {pkg.label} has no {need} code "
@@ -222,7 +231,8 @@ def check(
         parts = []
         for text, pattern, who in parts_of(rule):
             pkg: Package | Release | None = release if who == "vllm" else packages.get(who)
-            parts.append(_wording_part(text, pattern, who, pkg, taken))
+            hint = " ".join((*rule.references, rule.examples[0]))
+            parts.append(_wording_part(text, pattern, who, pkg, taken, hint))
         parts += vllm_parts.parts(rule, lines, release, flags)
         pkg = packages.get(rule.printed_by)
         out.findings.append(Finding(rule.id, rule.printed_by, pkg.label if pkg else None,

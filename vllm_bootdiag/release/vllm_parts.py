@@ -121,9 +121,10 @@ def wording_of(message: str) -> str:
 
 
 def _renders(template: str, text: str) -> bool:
-    """Whether a template's fields can be filled to give `text`."""
+    """Whether a template's fields can be filled to give `text`, its own words being most of
+    it (`{} must be positive` renders any sentence ending so, which says nothing)."""
     parts = re.split(r"\{[^{}]*\}", template)
-    if len(parts) > 12:
+    if len(parts) > 12 or sum(map(len, parts)) < 0.6 * len(text):
         return False
     pattern = ".*?".join(re.escape(p) for p in parts)
     return re.fullmatch(pattern, text, re.DOTALL) is not None

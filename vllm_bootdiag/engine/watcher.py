@@ -107,7 +107,8 @@ class BootWatcher:
         # Warnings and traceback frames never end a boot; of the progress lines, only the
         # server start does (classify reads it too: the boot is up).
         if line[:1] == " " and line.startswith(_FRAME) and "\x1b" not in line:
-            return self._settle()  # a traceback frame or its source line (what sort_line says)
+            # a traceback frame or its source line (what sort_line says)
+            return self._settle() if self._pending > 0 else None
         kind, text, start, _ts = _sort_line(line)
         if kind == _PROGRESS:
             for literal in self._up_literals:  # a loop: cheaper than any() on every line
@@ -123,7 +124,7 @@ class BootWatcher:
                     return self._report()
                 if self._pending < 0:
                     self._pending = self.SETTLE_LINES + 1
-        return self._settle()
+        return self._settle() if self._pending > 0 else None
 
     def _settle(self) -> Diagnosis | None:
         """Count a line down after a non-terminal failure line; report when it settled."""

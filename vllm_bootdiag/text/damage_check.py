@@ -52,15 +52,16 @@ _RECORDS_AT = tuple(re.compile(level + " " + _STAMP) for level in _LEVELS)
 """A record's level and timestamp, one level at a time (the slow path)."""
 _FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
 """A frame's `File "` anywhere but right after a line's two-space indent."""
-_RAW_STARTS = (
-    "Traceback (most recent call last)", "INFO:     ", "WARNING:     ", "ERROR:     ", "usage: "
-)  # fmt: skip
-"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn, argparse (what
-`split_collapsed` cuts a line at, less a record)."""
-_RAW_AT = tuple(Lazy(regex.escape(start)) for start in _RAW_STARTS)
-"""Each raw start, found by the `regex` module's literal search (Boyer-Moore: about
-half what `re` or `str.find` cost, and linear even in a 16 KB run of spaces, where
-CPython's `str.find` of a needle with a space in it crawls)."""
+_RAW_AT = (
+    Lazy(regex.escape("Traceback (most recent call last)")),
+    Lazy(r"(?:INFO|WARNING|ERROR):     "),
+    Lazy(regex.escape("usage: ")),
+)
+"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn's, argparse's
+(what `split_collapsed` cuts a line at, less a record). The `regex` module finds each
+by its literal (Boyer-Moore; uvicorn's three by their shared `:     `) at about half
+what `re` or `str.find` cost, and in linear time even in a 16 KB run of spaces, where
+CPython's `str.find` of a needle with a space in it crawls."""
 _CARET = Lazy(regex.escape("^[["))
 """Caret notation for ESC (`^[[0;36m`): `^` alone is common (a traceback's markers)."""
 _BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
@@ -116,9 +117,9 @@ def _records_damaged(doc: str, heads: dict[str, bool]) -> bool:
     Counted first: when every record not at a line's start follows its line's process
     tag, the tail is clean (the one case of the loop below that 0.10+ logs hit on every
     line); only otherwise is each record looked at. The scan stops at one record more
-    than there are tagged lines; a text with dashes every few characters (a 16 KB run of
-    them) skips it, as each dash costs the scan a stop."""
-    if doc.count("-") * 16 < len(doc):
+    than there are tagged lines; a long text with dashes every few characters (16 KB runs
+    of them) skips it, as each dash costs the scan a stop."""
+    if len(doc) < 65536 or doc.count("-") * 16 < len(doc):
         tagged = len(_TAGGED_RECORD.findall(doc))
         if _RECORD_INSIDE.subn("", doc, count=tagged + 1)[1] == tagged:
             return False

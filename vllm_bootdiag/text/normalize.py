@@ -318,7 +318,7 @@ def normalize_rows(
 ) -> tuple[list[Row], tuple[str, ...]]:
     """`normalize`, with each line as a Row (what the pipeline reads)."""
     ran: set[str] = set()
-    if not _damaged("\n" + "\n".join(raw)):
+    if not _damaged("\n".join(["", *raw])):
         numbers = range(first_line, first_line + len(raw))
         lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
     else:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from vllm_bootdiag import logtail
 from vllm_bootdiag.text import damage_check
 from vllm_bootdiag.text import normalize as norm
-from vllm_bootdiag.text.wrappers import ESC_CSI, PREFIX_AT_START
+from vllm_bootdiag.text.wrappers import ESC_CSI, PREFIX_AT_START, PREFIXES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
 import damages
@@ -139,3 +139,10 @@ def test_the_check_agrees_with_its_plain_statement_where_signs_are_spliced_in(
     got = damage_check.damaged(doc)
     assert got == reference(doc)
     assert got or not _repaired(lines)
+
+
+def test_no_wrapper_matches_nothing() -> None:
+    """The one-scan wrapper search tells a wrapper by a non-empty match."""
+    for name, pattern in PREFIXES:
+        assert pattern.match("") is None, name
+        assert pattern.match("\n") is None, name

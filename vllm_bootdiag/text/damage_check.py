@@ -18,6 +18,7 @@ few places left, and the commonest of those (a record after the process tag that
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 import regex
 
@@ -48,6 +49,13 @@ _TAGGED_RECORD = re.compile(r"\n\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") 
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
 every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
 longer tag is not counted here: the loop looks at it)."""
+_OTHER_WRAPPER = OTHER_PREFIX_AT_START.pattern.removeprefix("\\n")
+_WRAPPER_OR_TAGGED = re.compile(
+    rf"\n(?:(?P<wrapper>{_OTHER_WRAPPER})|" + _TAGGED_RECORD.pattern.removeprefix("\\n") + ")"
+)
+"""`OTHER_PREFIX_AT_START` and `_TAGGED_RECORD` in one scan (both try each line's start):
+a match with a `wrapper` is one, the others are tagged records. For a text without colour
+codes, where both read the same text."""
 _RECORDS_AT = tuple(re.compile(level + " " + _STAMP) for level in _LEVELS)
 """A record's level and timestamp, one level at a time (the slow path)."""
 _FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
@@ -78,8 +86,17 @@ def damaged(doc: str) -> bool:
     starts is judged without colour codes, as `split_collapsed` judges it: vLLM's own
     coloured output is clean.
     """
-    if ("|" in doc and PIPE_PREFIX_AT_START.search(doc)) or OTHER_PREFIX_AT_START.search(doc):
+    if "|" in doc and PIPE_PREFIX_AT_START.search(doc):
         return True
+    tagged: int | None = None
+    if "\x1b" in doc:
+        if OTHER_PREFIX_AT_START.search(doc):
+            return True
+    else:
+        found = _WRAPPER_OR_TAGGED.findall(doc)
+        if any(map(itemgetter(0), found)):
+            return True
+        tagged = len(found)
     if ("^" in doc and _CARET.search(doc)) or ("␛" in doc and "␛[" in doc):
         return True
     if _BARE_SGR_END.search(doc):
@@ -87,7 +104,11 @@ def damaged(doc: str) -> bool:
     if "\x1b" in doc:
         doc = _ESC_CSI_RE.sub("", doc)
     heads: dict[str, bool] = {}
-    return _frames_damaged(doc, heads) or _raw_damaged(doc, heads) or _records_damaged(doc, heads)
+    return (
+        _frames_damaged(doc, heads)
+        or _raw_damaged(doc, heads)
+        or _records_damaged(doc, heads, tagged)
+    )
 
 
 def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
@@ -111,7 +132,7 @@ def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
     return False
 
 
-def _records_damaged(doc: str, heads: dict[str, bool]) -> bool:
+def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None) -> bool:
     """A record anywhere but at a line's start or after its head.
 
     Counted first: when every record not at a line's start follows its line's process
@@ -120,7 +141,8 @@ def _records_damaged(doc: str, heads: dict[str, bool]) -> bool:
     than there are tagged lines; a long text with dashes every few characters (16 KB runs
     of them) skips it, as each dash costs the scan a stop."""
     if len(doc) < 65536 or doc.count("-") * 16 < len(doc):
-        tagged = len(_TAGGED_RECORD.findall(doc))
+        if tagged is None:  # (how many lines `_TAGGED_RECORD` finds, when counted already)
+            tagged = len(_TAGGED_RECORD.findall(doc))
         if _RECORD_INSIDE.subn("", doc, count=tagged + 1)[1] == tagged:
             return False
     for record in _RECORDS_AT:

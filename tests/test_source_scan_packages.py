@@ -180,6 +180,14 @@ def test_an_sdist_native_source_and_an_installed_directory(tmp_path: Path) -> No
 
 
 def test_the_interpreter_stands_in_for_argparse_python_and_the_os() -> None:
+    assert other_packages.parse_with(
+        ["python", "os=", "pydantic_core=a.whl", "x/torch-2.0.0-cp311-none-any.whl"]
+    ) == {
+        "python": [],
+        "os": [],
+        "pydantic": ["a.whl"],
+        "pytorch": ["x/torch-2.0.0-cp311-none-any.whl"],
+    }
     by = _by_id(_scan({}))
     assert by["CF003"].parts[0].locations[0].startswith("argparse.py:")
     assert [p.status for p in by["CF002"].parts][:2] == ["found", "found"]  # two templates
@@ -324,7 +332,7 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not-an-archive", "missing", "unknown-name",
-                                    "bare-unknown"])  # fmt: skip
+                                    "bare-unknown", "no-path", "bare-name"])  # fmt: skip
 def test_a_bad_package_is_one_clear_error(tmp_path: Path, hub: Path, damage: str) -> None:
     vllm = _vllm(tmp_path, "CacheDType")
     bad = tmp_path / "bad" / "huggingface_hub-9.9.0-py3-none-any.whl"
@@ -341,6 +349,10 @@ def test_a_bad_package_is_one_clear_error(tmp_path: Path, hub: Path, damage: str
         other = tmp_path / "notes.txt"
         other.write_text("x")
         arg = str(other)
+    elif damage == "no-path":
+        arg = "torch="  # not the current directory
+    elif damage == "bare-name":
+        arg = "transformers"
     r = _cli(str(vllm), "--with", arg)
     assert r.returncode == 2, r.stdout
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("vllm-bootdiag: error: --with ")
@@ -399,3 +411,21 @@ def test_a_pydantic_message_is_a_vllm_template_only_if_its_words_are(tmp_path: P
     cf101 = _by_id(report.scan(path).others)["CF101"]
     first = next(p for p in cf101.parts if p.source == "CF101 example 1")
     assert first.status == "out_of_date" and "no template of vLLM 0.32.0" in (first.detail or "")
+
+
+def test_a_pydantic_header_names_a_class_and_field_of_the_release(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus" / "0.31.0"
+    corpus.mkdir(parents=True)
+    header = "pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig"
+    for name, under in (("a", "cache_dtype"), ("b", "swap_space"), ("c", "cache_dtype")):
+        (corpus / f"{name}.log").write_text(f"{header}\n{under}\n  Input should be ...\n")
+    rep = report.scan(_vllm(tmp_path, "CacheDType"), corpus=tmp_path / "corpus")
+    fields = {p.text: p for p in _by_id(rep.others)["CF004"].parts if p.what == "config field"}
+    assert set(fields) == {"CacheConfig.cache_dtype", "CacheConfig.swap_space"}  # once each
+    assert fields["CacheConfig.cache_dtype"].status == "found"
+    assert fields["CacheConfig.swap_space"].status == "out_of_date"
+    assert fields["CacheConfig.swap_space"].source == "corpus/0.31.0/b.log:1"
+    assert "no field swap_space" in (fields["CacheConfig.swap_space"].detail or "")
+    # CF101 reads the same logs' lines, but only its own examples must be vLLM's messages
+    assert all(p.source is None or p.source.startswith("CF101") for p in
+               _by_id(rep.others)["CF101"].parts)  # fmt: skip

@@ -251,20 +251,25 @@ def wanted(rules: Iterable[Rule], name: str) -> list[str]:
 
 
 def parse_with(values: Iterable[str]) -> dict[str, list[str]]:
-    """`--with NAME=PATH` (or a bare wheel path, named by its file) -> paths by printed_by."""
+    """`--with NAME=PATH`, a bare wheel path (named by its file), or a bare `argparse`,
+    `python`, `os` (this interpreter's) -> paths by printed_by."""
     out: dict[str, list[str]] = {}
     for value in values:
         name, sep, path = value.partition("=")
-        if not sep:
+        if not sep or "/" in name:  # a path, perhaps with "=" in it
             dist = package_sources._version_from_name(value)  # torch-2.14.1-...whl
-            name, path = (dist.split(" ")[0].lower() if dist else value), value
-            if name not in NAMES and Path(value).exists():
-                raise SourceError(f"--with {value}: cannot tell its package; write NAME={value}")
+            bare = value.strip().lower()
+            name, path = (dist.split(" ")[0].lower(), value) if dist else (bare, "")
+            if not dist and bare not in NAMES:
+                raise SourceError(f"--with {value}: cannot tell its package; write NAME=PATH")
         key = NAMES.get(name.strip().lower())
         if key is None:
             raise SourceError(f"--with {name}: not a package rules name (one of: "
                               f"{', '.join(sorted(set(NAMES.values())))})")  # fmt: skip
-        if path or key not in INTERPRETER:
+        if not path.strip() and key not in INTERPRETER:
+            raise SourceError(f"--with {name}: give its wheel, sdist or directory "
+                              f"(--with {name}=PATH)")  # fmt: skip
+        if path.strip():
             out.setdefault(key, []).append(path)
         else:
             out.setdefault(key, [])

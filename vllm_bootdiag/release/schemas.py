@@ -154,7 +154,9 @@ def scan_source(version: int) -> dict[str, Any]:
         "supplies to it), checked against who prints it.",
         text=_STR,
         printed_by=_STR,
-        what=_enum("wording", "flag", "flags", "choices", "config class", "message"),
+        what=_enum(
+            "wording", "flag", "flags", "choices", "config class", "config field", "message"
+        ),
         status=statuses,
         locations=_STRS,
         closest=_null(closest),

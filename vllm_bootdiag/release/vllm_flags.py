@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .sources import SourceError
@@ -44,6 +44,8 @@ class Flags:
     flags: dict[str, Flag]
     classes: dict[str, str]
     """Config class name -> `file:line`."""
+    fields: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Config class name -> its annotated fields (what pydantic names under its header)."""
 
 
 def _want(name: str) -> bool:
@@ -180,7 +182,8 @@ def read(path: str | Path) -> Flags:
             if isinstance(node, ast.Call) and _name(node.func) == "add_argument":
                 for flag in _flag(node, f"{file}:{node.lineno}", kwargs_of, types):
                     flags.setdefault(flag.name, flag)
-    return Flags(flags, types.classes)
+    fields = {c: frozenset(f) for c, f in types.fields.items()}
+    return Flags(flags, types.classes, fields)
 
 
 def _flag(call: ast.Call, where: str, kwargs_of: dict[str, str], types: _Types) -> list[Flag]:

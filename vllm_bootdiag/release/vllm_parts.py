@@ -28,6 +28,8 @@ _CHOICE = re.compile(r"invalid choice: (?P<value>'[^']*'|\S+) \(choose from (?P<
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (?P<arguments>.+)$")
 _CONFIG = re.compile(r"\d+ validation errors? for (?P<config>\w+)")
 _VALUE_ERROR = re.compile(r"Value error, (?P<message>\S.*?)(?: \[type=value_error[^\]]*\])?\s*$")
+_FIELD = re.compile(r"^\n([a-z_][a-z0-9_]*)$", re.MULTILINE)
+"""The line under pydantic's header naming the field (a model validator's has none)."""
 _LINE_PREFIX = re.compile(r"^.*?(?=vllm serve: error: |\d+ validation error|Value error, )")
 
 
@@ -45,9 +47,13 @@ def corpus_lines(corpus: Path | None, version: Version) -> list[tuple[str, str]]
     for d in older + same:
         for log in sorted(d.glob("*.log")):
             text = log.read_text("utf-8", "replace")
-            for n, line in enumerate(text.splitlines(), 1):
-                if "vllm serve: error: " in line or " validation error" in line:
+            lines = text.splitlines()
+            for n, line in enumerate(lines, 1):
+                if "vllm serve: error: " in line:
                     out.append((f"corpus/{d.name}/{log.name}:{n}", line[-2000:]))
+                elif " validation error" in line:  # with the field named under it
+                    under = lines[n][:200] if n < len(lines) else ""
+                    out.append((f"corpus/{d.name}/{log.name}:{n}", f"{line[-2000:]}\n{under}"))
     return out
 
 
@@ -92,18 +98,30 @@ def _flag_parts(line: str, where: str, flags: vllm_flags.Flags, v: str) -> list[
     return []
 
 
-def _message_parts(line: str, where: str, flags: vllm_flags.Flags, release: Release) -> list[Part]:
-    """A pydantic line's config class, or its `Value error, ` message, against vLLM."""
+def _message_parts(
+    line: str, where: str, flags: vllm_flags.Flags, release: Release, example: bool, header: bool
+) -> list[Part]:
+    """A pydantic line's config class (and the field named under it), or, in a rule's
+    example, its `Value error, ` message, against vLLM. (A corpus log's message may be
+    another package's, json's `Unterminated string`: only examples must be vLLM's.)"""
     v = str(release.version)
-    m = _CONFIG.search(line)
+    m = _CONFIG.search(line) if header else None
     if m:
         cls = m["config"]
-        if cls in flags.classes:
-            return [Part(cls, "vllm", "config class", "found", (flags.classes[cls],), source=where)]
-        return [Part(cls, "vllm", "config class", "out_of_date", source=where,
-                     detail=f"no config class {cls} in vLLM {v}")]  # fmt: skip
+        if cls not in flags.classes:
+            return [Part(cls, "vllm", "config class", "out_of_date", source=where,
+                         detail=f"no config class {cls} in vLLM {v}")]  # fmt: skip
+        out = [Part(cls, "vllm", "config class", "found", (flags.classes[cls],), source=where)]
+        name = _FIELD.search(line[m.end() :])
+        if name and cls in flags.fields:
+            known = name[1] in flags.fields[cls]
+            out.append(Part(f"{cls}.{name[1]}", "vllm", "config field",
+                            "found" if known else "out_of_date", (flags.classes[cls],),
+                            detail=None if known else f"{cls} has no field {name[1]} in vLLM {v}",
+                            source=where))  # fmt: skip
+        return out
     m = _VALUE_ERROR.search(line)
-    if not m:
+    if not m or not example:
         return []
     message = m["message"]
     for t in release.search(re.escape(message[:40])) or []:
@@ -157,5 +175,9 @@ def parts(
         if rule.printed_by == "argparse":
             out += _flag_parts(line, where, flags, str(release.version))
         else:
-            out += _message_parts(line, where, flags, release)
-    return out
+            example, header = where.startswith(rule.id), "validation error" in rule.literal
+            out += _message_parts(line, where, flags, release, example, header)
+    once: dict[tuple[str, str, str], Part] = {}
+    for p in out:  # one class named by ten logs is one part (the first log's)
+        once.setdefault((p.what, p.text, p.status), p)
+    return list(once.values())

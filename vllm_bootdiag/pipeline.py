@@ -72,8 +72,11 @@ def run(
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
     lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
-    texts = [ln[0] for ln in lines]
-    numbers = [ln[1] for ln in lines]
+    texts: Sequence[str] = raw  # no repair ran: the rows are the lines read, in order
+    numbers: Sequence[int] = range(first_line, first_line + len(raw))
+    if repairs:
+        texts = [ln[0] for ln in lines]
+        numbers = [ln[1] for ln in lines]
     tail = Tail(texts, timeline.progress_key, numbers, timeline.MESSAGE_STARTS)
     found = boots.find(tail, timeline.PHASE_OF)
     update: dict[str, object] = {}

@@ -335,9 +335,12 @@ RULES: tuple[Rule, ...] = (
             r"|(?P<message>\S(?:.*\S)?))\s*$",
         ),
         examples=(
-            "  Value error, Invalid value for --max-num-seqs: must be positive [type=value_error, "
-            "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
-            "Value error, The model's max seq len is not divisible by the block size",
+            # corpus/0.33.0/invalid_argument__tp4-heads9__cpu.log (ParallelConfig's check)
+            "  Value error, Total number of attention heads (9) must be divisible by tensor "
+            "parallel size (4). [type=value_error, input_value=ArgsKwargs((), {'model_co... "
+            "'shutdown_timeout': 0}), input_type=ArgsKwargs]",
+            "Value error, Total number of attention heads (9) must be divisible by tensor "
+            "parallel size (4).",
         ),
         counter_examples=(
             "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",

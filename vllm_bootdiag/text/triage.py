@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 
 from . import logline
 
@@ -79,7 +80,7 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
     return CANDIDATE, text, j, None
 
 
-_UNCONCERNED: dict[tuple[str, ...], re.Pattern[str]] = {}
+_CONCERN: dict[tuple[str, ...], re.Pattern[str]] = {}
 _STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
 """A record's timestamp and source, and the space after them if there is one."""
 _FRAME_AT = "(?:    |  File )"
@@ -99,14 +100,18 @@ def _any_start(starts: tuple[str, ...]) -> str:
     return "|".join(alts) if alts else "(?!)"
 
 
-def _unconcerned(starts: tuple[str, ...]) -> re.Pattern[str]:
-    """Finds the newline before each line, in "\\n" + the joined text, of a line that
-    `sort_line` would not call SKIP (a WARNING record, a traceback frame, raw or after a
-    record or a process tag) nor PROGRESS with a message that starts with none of
-    `starts` (which no marker reads): `RECORD` and `_TAG` with newlines kept out of their
-    classes, so each stays on its line, and ` ?` written `(?: |(?! ))` so no backtracking
+def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
+    """Matches at the newline before each line, in "\\n" + the joined text + "\\n", and
+    captures the line's first character (or the newline after an empty line) when
+    `sort_line` would call the line neither SKIP (a WARNING record, a traceback frame,
+    raw or after a record or a process tag) nor PROGRESS with a message that starts with
+    none of `starts` (which no marker reads); otherwise it captures nothing. So `findall`
+    gives one string per line, empty for the lines nothing concerns, and the indices of
+    the others come out of `compress` in C, where mapping each match's offset to its line
+    would cost a step in Python. `RECORD` and `_TAG` keep newlines out of their classes,
+    so each stays on its line, and ` ?` is written `(?: |(?! ))` so no backtracking
     moves the message."""
-    pattern = _UNCONCERNED.get(starts)
+    pattern = _CONCERN.get(starts)
     if pattern is None:
         boring = (
             r"(?:\([^()\n\r]{0,300}\) ?)?(?:"
@@ -118,7 +123,7 @@ def _unconcerned(starts: tuple[str, ...]) -> re.Pattern[str]:
             + "|"
             + _FRAME_AT
         )
-        pattern = _UNCONCERNED[starts] = re.compile(f"\\n(?!{boring})")
+        pattern = _CONCERN[starts] = re.compile(f"\\n(?:(?!{boring})(?=([^\\n]|\\n))|)")
     return pattern
 
 
@@ -133,19 +138,10 @@ def _concerned(lines: list[str], starts: Sequence[str]) -> list[int] | range:
     if "\r" in flat or "\n" in flat:
         return range(len(lines))
     # each line start after a newline: the engine finds that character fast
-    doc = "\n".join(["", *lines])
+    doc = "\n".join(["", *lines, ""])
     if "\x1b" in flat:  # what sort_line reads of each line (the codes match no newline)
         doc = logline.ANSI.sub("", doc)
-    pattern = _unconcerned(tuple(starts))
-    found: list[int] = []
-    line, pos = -1, 0
-    count = doc.count
-    for m in pattern.finditer(doc):
-        at = m.start()
-        line += count("\n", pos, at + 1)
-        pos = at + 1
-        found.append(line)
-    return found
+    return list(compress(range(len(lines)), _concern(tuple(starts)).findall(doc)))
 
 
 class Tail:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from . import versions
 from .outcomes.lifecycle import ERROR_LOOKING
 from .rules.markers import _RAW_MARKERS
-from .text.triage import Tail
+from .text.triage import SEARCH_WIDTH, Tail
 
 _START_KEYS = frozenset({"api_version", "banner_version"})
 _WEAK_KEYS = frozenset({"platform", "import"})
@@ -40,6 +40,10 @@ _IMPORT_GATES = tuple(
 )
 """`_IMPORT_LINES` by a common start: one search of the text per start (the text is
 often wide Unicode, the banner's block characters, where each search costs)."""
+_WIDE_TEXT = 2**20
+"""Past this many characters in a tail (400 lines of 16 KB), import lines are looked for
+in each line's first SEARCH_WIDTH characters, as rule literals are: where vLLM prints
+them, they open the message."""
 _QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
 """Phases that do not mean a boot got anywhere: the argument dump, engine config."""
 _RAW_BUSY = "raw progress"
@@ -88,7 +92,10 @@ def _last_failure(tail: Tail, start: int, end: int) -> int | None:
 def _import_lines(tail: Tail) -> list[int]:
     """Indices of the lines that hold an import-time line (searched once, in the joined
     text: these lines can be records of any level or raw stderr)."""
-    text = "\n".join(tail.lines)
+    lines = tail.lines
+    if sum(map(len, lines)) > _WIDE_TEXT:  # messages say what they are up front
+        lines = [line[:SEARCH_WIDTH] for line in lines]
+    text = "\n".join(lines)
     positions = sorted(
         pos
         for gate, literals in _IMPORT_GATES

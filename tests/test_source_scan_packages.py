@@ -359,6 +359,31 @@ def test_a_bad_package_is_one_clear_error(tmp_path: Path, hub: Path, damage: str
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
+def test_a_pattern_the_shell_left_alone_is_expanded_and_a_typo_fails_first(
+    tmp_path: Path, hub: Path, torch_cuda: Path
+) -> None:
+    """CONTRIBUTING's `--with torch=wheels/torch-2.14.0-*.whl`: bash globs no word that starts
+    with `torch=`, so scan-source expands it; a path that is not there is an error before the
+    vLLM release is read (that read is a minute on a real wheel)."""
+    vllm = _vllm(tmp_path, "CacheDType")
+    glob_arg = f"torch={tmp_path}/torch-9.1.0-*.whl"
+    r = _cli(str(vllm), "--with", glob_arg, "--with", f"huggingface_hub={tmp_path}/hugging*.whl")
+    assert r.returncode == 0, r.stderr
+    assert "torch 9.1.0 (cuda build)" in r.stdout
+    assert other_packages.expand({"pytorch": [glob_arg.partition("=")[2]]}) == {
+        "pytorch": [str(torch_cuda)]
+    }
+    (tmp_path / "torch-9.2.0-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    for arg, words in (
+        (f"torch={tmp_path}/torch-*.whl", "matches 2 files"),
+        (f"torch={tmp_path}/torch-8.*.whl", "no file matches"),
+        (f"pydantic={tmp_path}/pydantic-2.0.0-py3-none-any.whl", "no such path"),
+    ):
+        r = _cli(str(tmp_path / "no-vllm-here.whl"), "--with", arg)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert words in r.stderr and r.stderr.startswith("vllm-bootdiag: error: --with "), r.stderr
+
+
 def test_the_json_document_with_packages_validates_and_text_fits(
     tmp_path: Path, hub: Path, torch_cuda: Path
 ) -> None:

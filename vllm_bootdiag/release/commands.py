@@ -113,7 +113,7 @@ def cmd_scan_source(args: argparse.Namespace) -> int:
     old, new = (paths[0], paths[1]) if len(paths) == 2 else (None, paths[0])
     table = tuple(ruleset(args)) if args.rules else None
     try:
-        given = other_packages.parse_with(args.with_ or ())
+        given = other_packages.expand(other_packages.parse_with(args.with_ or ()))
         corpus = (
             args.corpus
             if args.corpus is not None

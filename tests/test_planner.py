@@ -782,6 +782,22 @@ def test_cpu_reservation_raises_utilization_above_vllms_minimum() -> None:
     assert "--kv-cache-memory-bytes" in g.reason and "more than 0.10" in g.reason
 
 
+def test_cpu_reservation_without_the_launchs_utilization_reads_it_from_the_log() -> None:
+    """A tail that lost vLLM's non-default args (or a worker that passes no --args): the
+    reservation and vLLM's minimum say the boot had about 0.095, so raising it to 0.15 is a
+    raise, not a lowering of the 0.92 default (it was a give-up 'needs more than 0.10 and
+    the policy allows 0.95')."""
+    d = classify(CPU_RESERVATION)
+    cfg = BASE.model_copy(update={"max_num_seqs": 8})
+    assert cfg.gpu_memory_utilization is None
+    r = _relaunch(plan(d, cfg, Policy()))
+    assert r.step == "raise_gpu_memory_utilization"
+    assert r.config.gpu_memory_utilization == 0.15
+    assert "0.095 -> 0.15" in r.reason
+    assert [(c.field, c.old, c.new) for c in r.changes] == [("gpu_memory_utilization", None, 0.15)]
+    assert r.degradations == ()
+
+
 @pytest.mark.parametrize(
     ("weights", "says"),
     [(14.99, "1.5-2x lower throughput"), (68.0, "0-3% measured on a 70B"), (40.0, "between")],

@@ -33,7 +33,7 @@ from .other_steps import config_or_access, restart
 from .policy import Policy
 from .results import Attempt, Change, GiveUp, NothingToPlan, Relaunch
 from .seqs_steps import with_fewer_seqs
-from .utilization_steps import auto_fit_failed, cpu_reservation
+from .utilization_steps import auto_fit_failed, cpu_reservation, implied_config
 
 HANDLERS: dict[str, Handler] = {
     "kv_cache_shortfall": kv_shortfall,
@@ -132,7 +132,7 @@ def plan(
     if not hist or hist[-1].config != config:
         hist = (*hist, Attempt(config=config, outcome=diagnosis.primary.kind))
     version = versions.parse_version(diagnosis.vllm_version) if diagnosis.vllm_version else None
-    ctx = Ctx(diagnosis, config, policy, hist, version)
+    ctx = Ctx(diagnosis, implied_config(diagnosis, config), policy, hist, version)
     result = handler_for(diagnosis.primary)(ctx)
     if isinstance(result, GiveUp):
         return result
@@ -172,7 +172,7 @@ def plan(
             estimate=step.estimate,
             changes=changes,
             degradations=degradations(
-                ctx.original,
+                implied_config(diagnosis, ctx.original),
                 cfg,
                 policy,
                 version,

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 
 from .. import outcomes
+from ..diagnosis import Diagnosis
+from ..launch import LaunchConfig
 from .card import ONE_TOKEN_GIB, card_gib, raise_step
-from .context import Ctx, Step, give_up_memory, memory_advice
+from .context import Ctx, Step, give_up_memory, memory_advice, update
 from .graph_steps import eager_step, graph_keeping_steps
 from .memory import effective_gpu_memory_utilization
 from .results import GiveUp
@@ -78,6 +80,22 @@ def auto_fit_failed(ctx: Ctx) -> list[Step] | GiveUp:
         f"and no step within the policy covers it",
         advice=advice,
     )
+
+
+def implied_config(diagnosis: Diagnosis, config: LaunchConfig) -> LaunchConfig:
+    """The launch with the utilization the CPU reservation check implies, where the launch
+    given does not say it (a tail without vLLM's non-default args): the node is the used
+    memory over vLLM's printed minimum, so the reservation over it is the utilization the
+    boot had, not the release's GPU default, which would make raising it look a lowering."""
+    o = diagnosis.primary
+    if (
+        not isinstance(o, outcomes.CpuMemoryReservationExceeded)
+        or config.gpu_memory_utilization is not None
+        or not (o.min_gpu_memory_utilization and o.used_gib and o.reserved_gib)
+    ):
+        return config
+    used = round(o.min_gpu_memory_utilization * o.reserved_gib / o.used_gib, 3)
+    return update(config, gpu_memory_utilization=used)
 
 
 def cpu_reservation(ctx: Ctx) -> list[Step] | GiveUp:

@@ -40,12 +40,13 @@ _RECORD_INSIDE = re.compile(
     + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
     + ")"
     + "".join(rf"(?<!\n{level} \d\d-)" for level in _LEVELS)
-    + r"\d\d \d\d:\d\d:\d\d"
+    + r"(?=\d\d \d\d:\d\d:\d\d)"
 )
 """A record's level and timestamp anywhere but at a line's start, found by the dash in
 its timestamp (a literal: one scan for all five levels, which an alternation of the
-levels would try at every character); records never overlap."""
-_TAGGED_RECORD = re.compile(r"\n\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP)
+levels would try at every character); records never overlap. The match is the dash
+alone, so `findall` lists one shared string per record, not a copy of each."""
+_TAGGED_RECORD = re.compile(r"\n(?=\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
 every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
 longer tag is not counted here: the loop looks at it)."""
@@ -60,16 +61,21 @@ _RECORDS_AT = tuple(re.compile(level + " " + _STAMP) for level in _LEVELS)
 """A record's level and timestamp, one level at a time (the slow path)."""
 _FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
 """A frame's `File "` anywhere but right after a line's two-space indent."""
-_RAW_AT = (
+_RAW_AT: tuple[re.Pattern[str] | Lazy, ...] = (
     Lazy(regex.escape("Traceback (most recent call last)")),
-    Lazy(r"(?:INFO|WARNING|ERROR):     "),
-    Lazy(regex.escape("usage: ")),
+    re.compile(r"usage: "),
 )
-"""Raw lines (no record prefix) that begin a line: a traceback, uvicorn's, argparse's
-(what `split_collapsed` cuts a line at, less a record). The `regex` module finds each
-by its literal (Boyer-Moore; uvicorn's three by their shared `:     `) at about half
-what `re` or `str.find` cost, and in linear time even in a 16 KB run of spaces, where
-CPython's `str.find` of a needle with a space in it crawls."""
+"""Raw lines (no record prefix) that begin a line: a traceback, argparse's, and uvicorn's
+below (what `split_collapsed` cuts a line at, less a record), each found by a literal,
+in linear time even in a 16 KB run of spaces (where CPython's `str.find` of a needle
+with a space in it crawls). The traceback's by the `regex` module (Boyer-Moore: a third
+of what `re` costs); argparse's and uvicorn's by `re`, whose search stays linear on runs
+of spaces and colons, where Boyer-Moore on these short needles retries at every
+character (15 ms on 400 lines of colons)."""
+_UVICORN_AT = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR:     ))")
+"""uvicorn's three levels, found by the `:     ` they share."""
+_UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
+"""How far before its `:` uvicorn's line starts, by the level's last letter."""
 _CARET = Lazy(regex.escape("^[["))
 """Caret notation for ESC (`^[[0;36m`): `^` alone is common (a traceback's markers)."""
 _BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
@@ -131,6 +137,10 @@ def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
             p = m.start()
             if doc[p - 1] != "\n" and not _at_head(doc, p, heads):
                 return True
+    for m in _UVICORN_AT.finditer(doc):
+        p = m.start() - _UVICORN_LEVEL[doc[m.start() - 1]]
+        if doc[p - 1] != "\n" and not _at_head(doc, p, heads):
+            return True
     return False
 
 
@@ -139,13 +149,12 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
 
     Counted first: when every record not at a line's start follows its line's process
     tag, the tail is clean (the one case of the loop below that 0.10+ logs hit on every
-    line); only otherwise is each record looked at. The scan stops at one record more
-    than there are tagged lines; a long text with dashes every few characters (16 KB runs
-    of them) skips it, as each dash costs the scan a stop."""
+    line); only otherwise is each record looked at. A long text with dashes every few
+    characters (16 KB runs of them) skips the count, as each dash costs its scan a stop."""
     if len(doc) < 65536 or doc.count("-") * 16 < len(doc):
         if tagged is None:  # (how many lines `_TAGGED_RECORD` finds, when counted already)
             tagged = len(_TAGGED_RECORD.findall(doc))
-        if _RECORD_INSIDE.subn("", doc, count=tagged + 1)[1] == tagged:
+        if len(_RECORD_INSIDE.findall(doc)) == tagged:
             return False
     for record in _RECORDS_AT:
         for m in record.finditer(doc):

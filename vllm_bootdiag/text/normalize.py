@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
+from .collapsed import EXCEPTION as _EXC
+from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import HEAD as _HEAD
 from .damage_check import damaged as _damaged
 from .wrappers import (
-    ESC_CSI,
     FENCE,
     PREFIX_NAMES,
     PREFIXES,
@@ -56,16 +57,6 @@ class Repair:
     """Needs the lines after the one it repairs (off when streaming)."""
 
 
-_SPLIT = Lazy(
-    r"(?:\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?)?"
-    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
-    r"\[[^\]\s]+:\d+\]|(?:INFO|WARNING|ERROR):     |usage: )"
-    r"|Traceback \(most recent call last\):"
-    r"|File \"[^\"\n]{1,400}\", line \d+, in "
-)
-"""Starts of a new record inside a line whose newlines were lost."""
-_EXC = Lazy(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
-
 _STRONG_START = Lazy(
     r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
@@ -96,44 +87,6 @@ _ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250)
 """Terminal widths: with one full row only, a row this long was cut by a terminal
 (mid-word); any other length, by an editor at a word break."""
 _PYDANTIC_HEAD = Lazy(r"\d+ validation errors? for [\w.]+$")
-
-
-def _split_collapsed(text: str) -> list[str] | None:
-    """Cut a line at each record start after its own: the newlines a paste lost."""
-    if "\x1b" in text:
-        text = ESC_CSI.sub("", text)  # only a line that is cut comes back without them
-    head = _HEAD.match(text)
-    pos = head.end() if head is not None else 0
-    if text.find(":", pos) < 0 and text.find('"', pos) < 0:
-        return None  # every start holds one (found at memchr speed: the search is slower)
-    m = _SPLIT.search(text, pos)
-    if m is not None and m.start() == pos:
-        m = _SPLIT.search(text, m.end())
-    if m is None:
-        return None
-    parts: list[str] = []
-    start = 0
-    while m is not None:  # each search starts where the last match ended: one pass
-        cut = m.start()
-        part = text[start:cut].rstrip()
-        if part.strip():
-            parts.append(part)
-        start = cut
-        end = m.end()
-        m = _SPLIT.search(text, end)
-        if m is not None and not text[end : m.start()].strip() and text[cut] != "T":
-            m = _SPLIT.search(text, m.end())  # a record's own message: `Traceback ...`
-    parts.append(text[start:])
-    out: list[str] = []
-    for part in parts:
-        if part.startswith('File "'):
-            part = "  " + part
-            exc = _EXC.search(part, part.find(", in ") + 5)
-            if exc is not None:
-                out.extend((part[: exc.start()].rstrip(), part[exc.start() :]))
-                continue
-        out.append(part)
-    return out if len(out) > 1 else None
 
 
 def _first_word(text: str) -> int:

@@ -7,6 +7,9 @@ import random
 from pathlib import Path
 
 import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vllm_bootdiag import classify, classify_file
 from vllm_bootdiag.text.recognize import is_vllm_output
@@ -80,3 +83,26 @@ def test_a_pasted_line_a_rule_reads_is_vllm_output() -> None:
             if d.matches and not d.vllm_output_found:
                 said_foreign.append((rule.id, example[:60]))
     assert said_foreign == []
+
+
+_PER_LINE_RECORD = regex.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? "
+    r"\[[\w./-]{1,200}\.py:\d{1,6}\]"
+)
+_PIECES = ("INFO 11-29 16:19:50 [api_server.py:1] ", "ERROR 01-02 03:04:05.12 [a/b.py:9]", "vLLM",
+           "\n", "-", "01-02 03:04:05", ".py:", "[x.py:1]", "WARNING 01-02 03:04:05 [x.pyc:1]")  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=30), st.sampled_from(("", *_PIECES)), st.text(max_size=10)),
+        max_size=6,
+    )
+)
+def test_the_one_search_says_what_a_search_per_line_says(
+    parts: list[tuple[str, str, str]],
+) -> None:
+    lines = [a + piece + b for a, piece, b in parts]
+    per_line = any("vllm" in ln.lower() or _PER_LINE_RECORD.search(ln) for ln in lines)
+    assert is_vllm_output(lines) == per_line

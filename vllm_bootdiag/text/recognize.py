@@ -13,8 +13,7 @@ from collections.abc import Iterable
 # process tag, a launcher's or a container runtime's prefix: searched, not anchored.
 # Every part is bounded or a single character class, so a search is linear in the line;
 # it starts at the dash of the timestamp (a literal, found fast: an alternation of the
-# levels first would be tried at every character, 70 us on a 16 KB line), and no part
-# crosses a newline, so the lines are searched joined, in one call.
+# levels first would be tried at every character, 70 us on a 16 KB line).
 _RECORD = re.compile(
     r"-(?<=\d\d-)(?:"
     + "|".join(
@@ -26,6 +25,6 @@ _RECORD = re.compile(
 
 def is_vllm_output(lines: Iterable[str]) -> bool:
     """True when any line is a vLLM logger record or names vLLM (a traceback through
-    `vllm/`, the `vllm serve` command, the banner)."""
-    text = "\n".join(lines)
-    return "vllm" in text.lower() or _RECORD.search(text) is not None
+    `vllm/`, the `vllm serve` command, the banner). Most often the first line says so."""
+    search = _RECORD.search
+    return any(search(line) is not None or "vllm" in line.lower() for line in lines)

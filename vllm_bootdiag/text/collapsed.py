@@ -26,6 +26,8 @@ _RECORD = re.compile(
     + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\s]+:\d+\]"
 )
 """A record's prefix, level to source, found by the dash of its timestamp."""
+_LEVEL_BY_END = {level[-2:]: len(level) for level in _LEVELS}
+"""How long the level before a record's timestamp is, by its last two letters."""
 _UVICORN = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR:     ))")
 _UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
 """How far before its `:` uvicorn's line starts, by the level's last letter."""
@@ -52,7 +54,7 @@ class _Starts:
         while m is not None:
             at = m.start()
             if pattern is _RECORD:  # the dash: the level ends three characters before
-                at -= 3 + next(len(v) for v in _LEVELS if text.startswith(v, at - 3 - len(v)))
+                at -= 3 + _LEVEL_BY_END[text[at - 5 : at - 3]]
             elif pattern is _UVICORN:
                 at -= _UVICORN_LEVEL[text[at - 1]]
             if at >= pos:

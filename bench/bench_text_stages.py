@@ -15,8 +15,8 @@ Measured on a shared 2-core machine (2026-12-01, one run): per corpus tail, befo
 round's text changes (ab3e55a) / after: _lines 11 / 7 us, damaged 127 / 79, normalize 165 /
 109, Tail 69 / 63, Tail.words 21 / 8. 400 x 16 KB: every clean shape 13-37 ms in
 `damaged`; behind a CI gutter `normalize` 7-25 ms where a run of parentheses cost 990 ms
-and one of `INFO 01-` 300 ms; what is left over 50 ms in `classify` is the engine's:
-`Tail` is 23-43 ms on runs of spaces or block characters (a banner check per line).
+and one of `INFO 01-` 300 ms. `Tail` is 23-43 ms on runs of spaces or block characters,
+nearly all of it `timeline.progress_key`'s banner pattern on each 16 KB message.
 """
 
 from __future__ import annotations

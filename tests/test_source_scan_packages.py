@@ -299,6 +299,30 @@ def test_an_argparse_line_is_checked_against_the_flag(
     }
 
 
+def test_an_older_line_of_a_scenario_the_release_was_captured_in_is_superseded(
+    tmp_path: Path,
+) -> None:
+    """Once the release's corpus has its own `kv-cache-dtype-fp7` log (CacheConfig's error in
+    0.33.0), the previous release's `invalid choice` line for it is no action: the scan said
+    capture it again, and it was."""
+    corpus = _corpus(tmp_path, KV_CHOICE)
+    wheel = _vllm(tmp_path, "CacheDType | str")
+    before = _by_id(report.scan(wheel, corpus=corpus).others)
+    stale = {i for i, f in before.items() if f.status == "out_of_date"}
+    assert "CF002" in stale  # CF101's examples are no templates of this small release
+    (corpus / "0.32.0").mkdir()
+    (corpus / "0.32.0" / "invalid_argument__kv-cache-dtype-fp7__cpu.log").write_text(
+        "INFO starting\n  Value error, Invalid kv_cache_dtype: 'fp7'. Valid values are: ['auto']\n"
+    )
+    rep = report.scan(wheel, corpus=corpus)
+    cf002 = _by_id(rep.others)["CF002"]
+    assert not [p for p in cf002.parts if p.text.startswith("--kv-cache-dtype")]
+    assert cf002.status == "found"
+    assert {i for i, f in _by_id(rep.others).items() if f.status == "out_of_date"} == stale - {
+        "CF002"
+    }
+
+
 def test_a_config_class_the_release_lacks_is_out_of_date(tmp_path: Path) -> None:
     path = _vllm(tmp_path, "CacheDType")
     with zipfile.ZipFile(path, "a") as z:

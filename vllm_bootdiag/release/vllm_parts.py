@@ -35,7 +35,10 @@ _LINE_PREFIX = re.compile(r"^.*?(?=vllm serve: error: |\d+ validation error|Valu
 
 def corpus_lines(corpus: Path | None, version: Version) -> list[tuple[str, str]]:
     """(where, line) of the newest corpus logs at or before `version` (the previous
-    release's and this one's): the argparse and pydantic lines vLLM really printed."""
+    release's and this one's): the argparse and pydantic lines vLLM really printed. An
+    older log whose scenario this release's corpus has (`<outcome>__<scenario>__<device>`)
+    is superseded: the release's own capture shows what that launch prints now (0.33.0's
+    `kv-cache-dtype-fp7` is CacheConfig's error, not 0.32.0's `invalid choice`)."""
     if corpus is None or not corpus.is_dir():
         return []
     found = sorted(
@@ -44,8 +47,11 @@ def corpus_lines(corpus: Path | None, version: Version) -> list[tuple[str, str]]
     older = [d for v, d in found if v < version][-1:]
     same = [d for v, d in found if v == version]
     out = []
+    recaptured = {log.stem.split("__", 1)[-1] for d in same for log in d.glob("*.log")}
     for d in older + same:
         for log in sorted(d.glob("*.log")):
+            if d not in same and log.stem.split("__", 1)[-1] in recaptured:
+                continue
             text = log.read_text("utf-8", "replace")
             lines = text.splitlines()
             for n, line in enumerate(lines, 1):

@@ -178,7 +178,8 @@ def test_templates_render_fields_and_know_how_they_are_printed() -> None:
     assert by_text["bad {!r} value {:.2f}"].kind == "raise"
     assert by_text["bad {!r} value {:.2f}"].exception == "ValueError"
     assert (
-        by_text["bad {!r} value {:.2f}"].line == 5 and by_text["bad {!r} value {:.2f}"].function == "f"
+        by_text["bad {!r} value {:.2f}"].line == 5
+        and by_text["bad {!r} value {:.2f}"].function == "f"
     )
     assert by_text["width %d too large"].kind == "warning"
     assert by_text["Failed: {}"].kind == "error"
@@ -442,6 +443,31 @@ def test_user_rules_are_checked_and_close_their_gap(
     assert next(f for f in old["rules"] if f["rule_id"] == "WK900")["status"] == "drift"
 
 
+def test_a_platforms_own_rule_is_not_vllm_drift(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """`--rules` is for a platform's wrapper messages too (the worker's disk quota): with
+    `printed_by = "platform"` such a rule is listed as not checkable, not as a vLLM wording
+    `removed` that makes every scan say "action needed"."""
+    from fakes.user_rules import QUOTA_RULE
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{**QUOTA_RULE, "printed_by": "vllm"}]))
+    as_vllm = json.loads(_cli(str(pair[1]), "--json", "--rules", str(rules)).stdout)
+    assert next(f for f in as_vllm["rules"] if f["rule_id"] == "WK001")["status"] == "drift"
+    rules.write_text(json.dumps([{**QUOTA_RULE, "printed_by": "platform"}]))
+    r = _cli(str(pair[1]), "--json", "--rules", str(rules))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "WK001" not in [f["rule_id"] for f in doc["rules"]]
+    wk = next(f for f in doc["other_rules"] if f["rule_id"] == "WK001")
+    assert (
+        wk["status"] == "not_checkable"
+        and doc["summary"]["drift"] == as_vllm["summary"]["drift"] - 1
+    )
+    text = _cli(str(pair[1]), "--rules", str(rules)).stdout
+    assert "platform: a platform's own lines: 1 not checkable" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
 @pytest.mark.parametrize(
     ("change", "words"),
     [
@@ -547,8 +573,7 @@ def test_echo_rules_are_checked_like_any_rule(tmp_path: Path) -> None:
     assert len(echoes) >= 5
     keep, drop = echoes[1:], echoes[0]
     body = "".join(
-        f"def f{n}():\n    raise RuntimeError({_as_template(r)!r})\n"
-        for n, r in enumerate(keep)
+        f"def f{n}():\n    raise RuntimeError({_as_template(r)!r})\n" for n, r in enumerate(keep)
     )
     path = tmp_path / "release-0.32.0.zip"
     with zipfile.ZipFile(path, "w") as z:

@@ -90,6 +90,9 @@ def _wording_part(
 ) -> Part:
     """One part found (messages first, then compiled strings, then other strings), or
     missing with the closest text no other rule's part holds."""
+    if who == "platform":
+        return Part(text, who, "wording", "not_checkable",
+                    detail="a platform's own message (printed_by platform)")  # fmt: skip
     if pkg is None:
         how = f"--with {who}=PATH" if who in NAMES.values() else "in no package scan-source reads"
         return Part(text, who, "wording", "not_checkable", detail=f"text of {who} ({how})")

@@ -65,7 +65,9 @@ def render(scan: PackageScan, o: Lines, all_: bool) -> None:
     for d in scan.packages_dict():
         counts = _counts(d["counts"])
         if not d["given"]:
-            o.item(f"{d['name']}: not given (--with {d['name']}=PATH): {counts}", [], 4)
+            given = "a platform's own lines" if d["name"] == "platform" else "not given"
+            how = "" if d["name"] == "platform" else f" (--with {d['name']}=PATH)"
+            o.item(f"{d['name']}: {given}{how}: {counts}", [], 4)
             continue
         body = [*d["notes"][:3]]
         if d["requires"]:

@@ -48,8 +48,11 @@ PrintedBy = Literal[
     "pydantic",
     "python",
     "os",
+    "platform",
 ]
-"""Who formats the message: only vLLM's own wording can be checked against vLLM's source."""
+"""Who formats the message: only vLLM's own wording can be checked against vLLM's source.
+`platform`: a serving platform's or launcher's own line (a user's `--rules FILE`), in no
+package's source, so scan-source lists it as not checkable rather than as vLLM drift."""
 
 Attribution = Literal["none", "cuda_oom_phase"]
 """`cuda_oom_phase`: the outcome kind is decided by where the OOM happened

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_bootdiag import logtail
-from vllm_bootdiag.text.collapsed import EXCEPTION, split_collapsed
+from vllm_bootdiag.text.collapsed import lines_of, split_collapsed
 from vllm_bootdiag.text.damage_check import HEAD
 from vllm_bootdiag.text.wrappers import ESC_CSI
 
@@ -50,16 +50,7 @@ def reference(text: str) -> list[str] | None:
         if m is not None and not text[end : m.start()].strip() and text[cut] != "T":
             m = _SPLIT.search(text, m.end())
     parts.append(text[start:])
-    out: list[str] = []
-    for part in parts:
-        if part.startswith('File "'):
-            part = "  " + part
-            exc = EXCEPTION.search(part, part.find(", in ") + 5)
-            if exc is not None:
-                out.extend((part[: exc.start()].rstrip(), part[exc.start() :]))
-                continue
-        out.append(part)
-    return out if len(out) > 1 else None
+    return lines_of(parts)
 
 
 def test_corpus_lines_and_their_collapsed_copies_are_cut_alike() -> None:

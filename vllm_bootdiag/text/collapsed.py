@@ -108,6 +108,12 @@ def split_collapsed(text: str) -> list[str] | None:
         if m is not None and not text[end : m[0]].strip() and text[cut] != "T":
             m = starts.next(m[1])  # a record's own message: `Traceback ...`
     parts.append(text[start:])
+    return lines_of(parts)
+
+
+def lines_of(parts: list[str]) -> list[str] | None:
+    """The lines a cut line comes back as: a frame indented as a traceback's, and the
+    exception's line that ran on after it on a line of its own; None if it is one line."""
     out: list[str] = []
     for part in parts:
         if part.startswith('File "'):

@@ -780,6 +780,9 @@ def test_cpu_reservation_raises_utilization_above_vllms_minimum() -> None:
     # A cap below what vLLM needs: never lowered, the explicit KV size instead.
     g = _give_up(plan(d, cfg, Policy(max_gpu_memory_utilization=0.1)))
     assert "--kv-cache-memory-bytes" in g.reason and "more than 0.10" in g.reason
+    # The CPU backend's advice: no GPU to add or free (nvidia-smi) for a node's memory.
+    assert not [a for a in g.advice if "GPU" in a or "nvidia-smi" in a or "card" in a]
+    assert "Use a machine (or a NUMA node) with more memory." in g.advice
 
 
 def test_cpu_reservation_without_the_launchs_utilization_reads_it_from_the_log() -> None:

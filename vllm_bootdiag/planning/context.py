@@ -89,6 +89,11 @@ def memory_advice(ctx: Ctx) -> tuple[str, ...]:
                 f"{o.needed_gib / 2:g} GiB instead of {o.needed_gib:g}"
             )
         out.append(f"Use an fp8 KV cache (--kv-cache-dtype fp8), half the memory per token{kv}.")
+    if isinstance(o, outcomes.CpuMemoryReservationExceeded) or facts.device == "cpu":
+        # The CPU backend: no GPU to add, free or swap.
+        out.append("Use a machine (or a NUMA node) with more memory.")
+        out.append("Free the node's memory: stop other processes holding it.")
+        return tuple(out)
     tp = cfg.tensor_parallel_size or 1
     out.append(
         f"Use more GPUs: --tensor-parallel-size {tp * 2} splits the weights and the "

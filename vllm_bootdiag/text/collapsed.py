@@ -23,9 +23,12 @@ _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _RECORD = re.compile(
     r"-(?<=\d\d-)(?:"
     + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
-    + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\s]+:\d+\]"
+    + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \["
+    + r"[^\]\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+:\d+\]"
 )
-"""A record's prefix, level to source, found by the dash of its timestamp."""
+"""A record's prefix, level to source, found by the dash of its timestamp. The source is
+anything but `]` and what the `regex` module calls a space (`re`'s `\\s` also has
+U+001C-U+001F), as the step's first pattern, in the `regex` module, read it."""
 _LEVEL_BY_END = {level[-2:]: len(level) for level in _LEVELS}
 """How long the level before a record's timestamp is, by its last two letters."""
 _UVICORN = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR:     ))")
@@ -34,7 +37,7 @@ _UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
 _USAGE = re.compile(r"usage: ")
 _TRACEBACK = Lazy(r"Traceback \(most recent call last\):")
 _FRAME = re.compile(r"File \"[^\"\n]{1,400}\", line \d+, in ")
-_TAG = re.compile(r"\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?")
+_TAG = Lazy(r"\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?")
 """vLLM's process tag before a record: a cut goes before it."""
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)
 

@@ -8,23 +8,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .wrappers import Lazy
+
 # vLLM's logger: `%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s` with
 # datefmt "%m-%d %H:%M:%S" (vllm/logger.py `_FORMAT`, 0.8.5-0.32.0), possibly behind a
 # process tag, a launcher's or a container runtime's prefix: searched, not anchored.
-# Every part is bounded or a single character class, so a search is linear in the line;
-# it starts at the dash of the timestamp (a literal, found fast: an alternation of the
-# levels first would be tried at every character, 70 us on a 16 KB line).
-_RECORD = re.compile(
+# Every part is bounded or a single character class, so a search is linear in the line.
+# A line is first searched from the dash of the timestamp (a literal, found fast: the
+# levels' alternation first is tried at every character, 70 us on a 16 KB line) with a
+# looser source; only a line found so is searched with the record itself.
+_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_LIKE_RECORD = re.compile(
     r"-(?<=\d\d-)(?:"
-    + "|".join(
-        rf"(?<={level} \d\d-)" for level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-    )
-    + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[[\w./-]{1,200}\.py:\d{1,6}\]"
+    + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
+    + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? \[[^\]\n]{1,200}\.py:\d{1,6}\]"
+)
+_RECORD = Lazy(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})? "
+    r"\[[\w./-]{1,200}\.py:\d{1,6}\]"
 )
 
 
 def is_vllm_output(lines: Iterable[str]) -> bool:
     """True when any line is a vLLM logger record or names vLLM (a traceback through
     `vllm/`, the `vllm serve` command, the banner). Most often the first line says so."""
-    search = _RECORD.search
-    return any(search(line) is not None or "vllm" in line.lower() for line in lines)
+    like = _LIKE_RECORD.search
+    return any(
+        (like(line) is not None and _RECORD.search(line) is not None) or "vllm" in line.lower()
+        for line in lines
+    )

@@ -98,3 +98,14 @@ def test_no_corpus_log_outside_a_markers_range_shows_it(marker: markers.Marker) 
         }
     )
     assert not outside, f"{marker.key} is seen in {outside}, outside {marker.vllm!r}"
+
+
+def test_the_banner_gate_words_are_what_the_banner_markers_require() -> None:
+    """progress_key tries the banner pattern only on a message holding one of
+    BANNER_WORDS: each banner marker must require one, literally."""
+    banners = [m for m in markers.MARKERS if m.key.startswith("banner_")]
+    assert banners
+    for m in banners:
+        assert any(re.search(rf"\b{w}\\s", m.start) for w in timeline.BANNER_WORDS), m.key
+        for ex in m.examples:
+            assert timeline.progress_key(ex.split("] ", 1)[-1]) == m.key

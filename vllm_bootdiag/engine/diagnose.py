@@ -390,6 +390,7 @@ def diagnose(
     else:
         primary, echo = _unknown(tail, echoes)
     rule = rules.get(primary.rule_id)
+    # Every part is already a validated model: construct without validating again.
     if rule is not None:
         remediation = rule.remediation_for(getattr(primary, "kind", ""))
     elif echo is not None:
@@ -399,9 +400,7 @@ def diagnose(
     else:
         remediation = ""
     remediation = remedy.fit(remediation, tl.facts)
-    # Validated (pydantic-core passes the parts, already models, through faster than
-    # `model_construct` sets fifteen fields in Python).
-    return Diagnosis(
+    return Diagnosis.model_construct(
         primary=primary,
         matches=tuple(found),
         vllm_version=str(version) if version else None,

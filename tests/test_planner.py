@@ -799,6 +799,10 @@ def test_cpu_reservation_without_the_launchs_utilization_reads_it_from_the_log()
     assert "0.095 -> 0.15" in r.reason
     assert [(c.field, c.old, c.new) for c in r.changes] == [("gpu_memory_utilization", None, 0.15)]
     assert r.degradations == ()
+    # vLLM's own fix and nothing else: no max_num_seqs cut for an unknown concurrency.
+    r = _relaunch(plan(d, BASE, Policy()))
+    assert r.step == "raise_gpu_memory_utilization" and r.degradations == ()
+    assert [c.field for c in r.changes] == ["gpu_memory_utilization"]
 
 
 @pytest.mark.parametrize(

@@ -138,8 +138,11 @@ def plan(
         return result
     tried = {a.config for a in hist}
     memory = diagnosis.primary.category == outcomes.Category.MEMORY
+    # The CPU reservation check names its own fix (more of the node, or an explicit KV
+    # size): the relaunch does that, and cuts no concurrency vLLM did not ask to cut.
+    own_fix = isinstance(diagnosis.primary, outcomes.CpuMemoryReservationExceeded)
     for step in result:
-        if memory:
+        if memory and not own_fix:
             step = with_fewer_seqs(ctx, step)
         cfg = _vet(ctx, step, tried)
         if cfg is None:

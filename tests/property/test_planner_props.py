@@ -16,6 +16,7 @@ from vllm_bootdiag import outcomes
 from vllm_bootdiag.diagnosis import Diagnosis
 from vllm_bootdiag.launch import LaunchConfig
 from vllm_bootdiag.planning import Attempt, GiveUp, Policy, Relaunch, plan
+from vllm_bootdiag.planning.utilization_steps import implied_config
 from vllm_bootdiag.timeline import BootFacts
 
 gib = st.floats(0.01, 200, allow_nan=False).map(lambda x: round(x, 2))
@@ -165,7 +166,10 @@ def _check_relaunch(
     new = r.config
     # values valid for vLLM; utilization raised no higher than the policy's cap, and
     # never lowered below what was asked except by a step that says so
-    util_old, util_new = _util(config, d.vllm_version), _util(new, d.vllm_version)
+    # (the utilization the boot had: the launch's, else what the CPU reservation check's
+    # numbers imply, not the release's default)
+    util_old = _util(implied_config(d, config), d.vllm_version)
+    util_new = _util(new, d.vllm_version)
     assert 0 < util_new <= max(policy.max_gpu_memory_utilization, util_old)
     if "lower_gpu_memory_utilization" not in r.step.split("+"):
         assert util_new >= util_old
@@ -177,7 +181,8 @@ def _check_relaunch(
         if policy.max_concurrency is not None
         else policy.fallback_max_num_seqs
     )
-    if d.primary.category == outcomes.Category.MEMORY:
+    own_fix = isinstance(d.primary, outcomes.CpuMemoryReservationExceeded)  # vLLM's fix alone
+    if d.primary.category == outcomes.Category.MEMORY and not own_fix:
         assert _seqs(new) <= target or _seqs(config) <= target
     assert new.problems() == []
     assert _seqs(new) >= 1
@@ -198,7 +203,7 @@ def _check_relaunch(
     elif "raise_gpu_memory_utilization" in r.step.split("+"):
         # vLLM's own fix: more of the card, every other setting no larger
         assert new not in launched
-        assert _util(new, d.vllm_version) > _util(config, d.vllm_version)
+        assert _util(new, d.vllm_version) > util_old
         raised = config.model_copy(update={"gpu_memory_utilization": new.gpu_memory_utilization})
         assert raised == new or _strictly_lower(raised, new, d.vllm_version)
     else:

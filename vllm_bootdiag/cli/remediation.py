@@ -224,7 +224,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             ),
         ]
         if result.expected_to_free_gib is not None:
-            human.append(f"  frees about {result.expected_to_free_gib:g} GiB ({result.estimate})")
+            # a larger share is memory added, not freed; both go to the KV cache
+            verb = "adds" if result.step.startswith("raise_") else "frees"
+            gib = result.expected_to_free_gib
+            human.append(f"  {verb} about {gib:g} GiB ({result.estimate})")
         human += [f"  degraded: {d.message}" for d in result.degradations]
         data = result.model_dump(mode="json")  # every key, always: None stays null
         data["argv"] = result.argv()

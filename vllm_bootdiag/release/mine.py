@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 MAX_GROUPS = 5000
 """Distinct masked lines kept; past it new ones count as one `(other)` group."""
@@ -293,19 +293,3 @@ def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def progress_bar(stream: TextIO) -> Callable[[int, float], None]:
-    """A one-line counter redrawn on a terminal (the total is not known up front)."""
-    last = [0.0]
-
-    def draw(done: int, seconds: float) -> None:
-        now = time.perf_counter()
-        if now - last[0] < 0.2 and done:
-            return
-        last[0] = now
-        rate = done / seconds if seconds > 0 else 0.0
-        stream.write(f"\r{done:>9,} logs  {seconds:6.1f} s  {rate:7,.0f} logs/s")
-        stream.flush()
-
-    return draw

@@ -48,3 +48,15 @@ def test_it_agrees_on_error_words_anywhere_in_a_line() -> None:
         "`" * 16384 + ": error: ",
     ]
     assert [looks_like_error(c) for c in cases] == [bool(ERROR_LOOKING.search(c)) for c in cases]
+
+
+def test_a_long_text_is_read_as_a_short_one_is() -> None:
+    """Past 1 KB the three wordings are one `re` search: the same answer, padded either side."""
+    cases = [
+        "x: error: y", "foo.so: undefined symbol: _Z", "a: cannot open shared object file",
+        "the error: is here", "shared", "undefined symbol", ": error:", "ValueError: x",
+    ]  # fmt: skip
+    for case in cases:
+        for pad in ("(" * 2000, "`" * 2000, " " * 2000):
+            for text in (pad + case, case + pad, pad + case + pad):
+                assert looks_like_error(text) == bool(ERROR_LOOKING.search(text)), text[:40]

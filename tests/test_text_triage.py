@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_bootdiag import logtail, timeline
+from vllm_bootdiag.text import damage_check
+from vllm_bootdiag.text.joined import Joined
 from vllm_bootdiag.text.triage import Tail, words_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
@@ -28,6 +30,11 @@ def _same_as_sorting_every_line(lines: list[str]) -> None:
     assert fast.markers == every.markers
     assert fast.other_text == every.other_text
     assert fast.words == every.words == frozenset(re.findall(r"\w+", every.other_text))
+    # as the pipeline runs it: the text without colour codes that the clean-tail check made
+    joined = Joined.of(lines)
+    damage_check.damaged(joined)
+    shared = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS, joined=joined)
+    assert (shared.other, shared.markers) == (every.other, every.markers)
 
 
 def test_the_scan_finds_what_sorting_every_line_finds_on_the_corpus() -> None:

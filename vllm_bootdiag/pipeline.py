@@ -19,6 +19,7 @@ from .engine.diagnose import diagnose
 from .rules.ruleset import RuleSet, resolve
 from .rules.schema import Rule
 from .text import tail as text_tail
+from .text.joined import Joined
 from .text.normalize import normalize_rows
 from .text.recognize import is_vllm_output
 from .text.triage import Tail
@@ -71,13 +72,15 @@ def run(
 ) -> Diagnosis:
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
-    lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
+    joined: Joined | None = Joined.of(raw)  # the clean-tail check's and triage's text
+    lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead, joined=joined)
     texts: Sequence[str] = raw  # no repair ran: the rows are the lines read, in order
     numbers: Sequence[int] = range(first_line, first_line + len(raw))
     if repairs:
         texts = [ln[0] for ln in lines]
         numbers = [ln[1] for ln in lines]
-    tail = Tail(texts, timeline.progress_key, numbers, timeline.MESSAGE_STARTS)
+        joined = None
+    tail = Tail(texts, timeline.progress_key, numbers, timeline.MESSAGE_STARTS, joined=joined)
     found = boots.find(tail, timeline.PHASE_OF)
     update: dict[str, object] = {}
     if found.count == 1:

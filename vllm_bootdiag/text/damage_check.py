@@ -22,7 +22,8 @@ from operator import itemgetter
 
 import regex
 
-from .wrappers import ESC_CSI, OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START, Lazy
+from .joined import Joined
+from .wrappers import OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START, Lazy
 
 HEAD = Lazy(
     r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:\([A-Za-z][\w =.-]*? pid=\d+\)(?:\x1b\[[0-9;]*m)* ?)?"
@@ -82,18 +83,20 @@ _BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
 """A colour reset (`[0m`, `[0;0m`) whose ESC byte was lost."""
 _SGR_END = Lazy(r"\[0(?:;0)?m")
 """The same in a text with no ESC byte at all: the `regex` module finds it faster."""
-_ESC_CSI_RE = re.compile(ESC_CSI.pattern)
 
 
-def damaged(doc: str) -> bool:
-    """Whether any line of `doc` ("\\n" + the lines joined) needs a per-line repair.
+def damaged(joined: str | Joined) -> bool:
+    """Whether any line of `joined` ("\\n" + the lines joined) needs a per-line repair.
 
     Most tails are clean, and a few scans of the joined text in C cost less than a
     step per line: a wrapper at a line start, caret ANSI, a record, a traceback
     header or a frame anywhere but at the start of its line. Where a record or a frame
     starts is judged without colour codes, as `split_collapsed` judges it: vLLM's own
-    coloured output is clean.
+    coloured output is clean. That text is `Joined.plain`, which triage reads too.
     """
+    if isinstance(joined, str):
+        joined = Joined(joined)
+    doc = joined.doc
     if "|" in doc and PIPE_PREFIX_AT_START.search(doc):
         return True
     tagged: int | None = None
@@ -109,8 +112,7 @@ def damaged(doc: str) -> bool:
         return True
     if (_BARE_SGR_END if "\x1b" in doc else _SGR_END).search(doc):
         return True
-    if "\x1b" in doc:
-        doc = _ESC_CSI_RE.sub("", doc)
+    doc = joined.plain
     heads: dict[str, bool] = {}
     return (
         _frames_damaged(doc, heads)

@@ -22,6 +22,7 @@ from .collapsed import EXCEPTION as _EXC
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import HEAD as _HEAD
 from .damage_check import damaged as _damaged
+from .joined import Joined
 from .wrappers import (
     FENCE,
     PREFIX_NAMES,
@@ -267,11 +268,16 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
 
 
 def normalize_rows(
-    raw: Sequence[str], *, first_line: int = 1, lookahead: bool = True
+    raw: Sequence[str],
+    *,
+    first_line: int = 1,
+    lookahead: bool = True,
+    joined: Joined | None = None,
 ) -> tuple[list[Row], tuple[str, ...]]:
-    """`normalize`, with each line as a Row (what the pipeline reads)."""
+    """`normalize`, with each line as a Row (what the pipeline reads). `joined` is `raw`
+    joined, when the caller hands it on to triage (one colour-code strip for both)."""
     ran: set[str] = set()
-    if not _damaged("\n".join(["", *raw])):
+    if not _damaged(joined if joined is not None else Joined.of(raw)):
         numbers = range(first_line, first_line + len(raw))
         lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
     else:
@@ -286,8 +292,8 @@ def normalize_rows(
             repairs = tuple(dict.fromkeys(names))
             lines.extend((row, number, number, repairs) for row in rows)
     if lookahead and len(lines) > 1:
-        lines, joined = _rejoin(lines, raw, first_line)
-        ran.update(joined)
+        lines, rejoins = _rejoin(lines, raw, first_line)
+        ran.update(rejoins)
     return lines, tuple(s.name for s in STEPS if s.name in ran)
 
 

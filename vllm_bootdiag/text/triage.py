@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 
 from . import logline
+from .joined import Joined
 
 _RECORD_MATCH = logline.RECORD.match
 
@@ -101,16 +102,18 @@ def _any_start(starts: tuple[str, ...]) -> str:
 
 
 def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
-    """Matches at the newline before each line, in "\\n" + the joined text + "\\n", and
-    captures the line's first character (or the newline after an empty line) when
-    `sort_line` would call the line neither SKIP (a WARNING record, a traceback frame,
-    raw or after a record or a process tag) nor PROGRESS with a message that starts with
-    none of `starts` (which no marker reads); otherwise it captures nothing. So `findall`
-    gives one string per line, empty for the lines nothing concerns, and the indices of
-    the others come out of `compress` in C, where mapping each match's offset to its line
-    would cost a step in Python. `RECORD` and `_TAG` keep newlines out of their classes,
-    so each stays on its line, and ` ?` is written `(?: |(?! ))` so no backtracking
-    moves the message."""
+    """Matches at the newline before each line, in "\\n" + the joined text, and captures
+    that newline when `sort_line` would call the line neither SKIP (a WARNING record, a
+    traceback frame, raw or after a record or a process tag) nor PROGRESS with a message
+    that starts with none of `starts` (which no marker reads); otherwise it captures
+    nothing. So `findall` gives one string per line, empty for the lines nothing
+    concerns, and the indices of the others come out of `compress` in C, where mapping
+    each match's offset to its line would cost a step in Python. `RECORD` and `_TAG`
+    keep newlines out of their classes, so each stays on its line, and ` ?` is written
+    `(?: |(?! ))` so no backtracking moves the message. The newline is captured by a
+    lookbehind, so that no newline need follow the last line (an empty line is captured
+    as any other) and the pattern still starts with the literal the engine looks for
+    first (an alternation at its top would be tried at every character)."""
     pattern = _CONCERN.get(starts)
     if pattern is None:
         boring = (
@@ -123,11 +126,13 @@ def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
             + "|"
             + _FRAME_AT
         )
-        pattern = _CONCERN[starts] = re.compile(f"\\n(?:(?!{boring})(?=([^\\n]|\\n))|)")
+        pattern = _CONCERN[starts] = re.compile(f"\\n(?:(?!{boring})(?<=(\\n))|)")
     return pattern
 
 
-def _concerned(lines: list[str], starts: Sequence[str]) -> list[int] | range:
+def _concerned(
+    lines: list[str], starts: Sequence[str], joined: Joined | None
+) -> list[int] | range:
     """Indices of the lines a marker or a rule can concern, in order: one scan of the
     joined text instead of a sort per line. Only where no line holds a carriage return
     or a newline (which `strip_wrapping` or the join would move): elsewhere every line.
@@ -137,11 +142,10 @@ def _concerned(lines: list[str], starts: Sequence[str]) -> list[int] | range:
     flat = "".join(lines)  # one-character tests of it run at memchr speed; a count does not
     if "\r" in flat or "\n" in flat:
         return range(len(lines))
-    # each line start after a newline: the engine finds that character fast
-    doc = "\n".join(["", *lines, ""])
-    if "\x1b" in flat:  # what sort_line reads of each line (the codes match no newline)
-        doc = logline.ANSI.sub("", doc)
-    return list(compress(range(len(lines)), _concern(tuple(starts)).findall(doc)))
+    # each line start after a newline (the engine finds that character fast), read as
+    # sort_line reads the line: without colour codes
+    plain = (joined if joined is not None else Joined.of(lines)).plain
+    return list(compress(range(len(lines)), _concern(tuple(starts)).findall(plain)))
 
 
 class Tail:
@@ -165,7 +169,10 @@ class Tail:
         progress: Callable[[str], str | None] | None = None,
         numbers: Sequence[int] | None = None,
         marker_starts: Sequence[str] | None = None,
+        *,
+        joined: Joined | None = None,
     ) -> None:
+        """`joined`: `lines` joined (`Joined.of(lines)`), when the caller has it already."""
         self.lines = list(lines)
         self._numbers = numbers
         """Each line's number in the original input (`Line.first`); None: 1, 2, ..."""
@@ -175,7 +182,7 @@ class Tail:
         if marker_starts is None:
             concerned: Iterable[int] = range(len(self.lines))
         else:  # what a marker's message can start with: the other lines are not sorted
-            concerned = _concerned(self.lines, marker_starts)
+            concerned = _concerned(self.lines, marker_starts, joined)
         for i in concerned:
             kind, text, start, ts = sort_line(self.lines[i])
             if kind == CANDIDATE:

@@ -1,0 +1,39 @@
+"""A tail's lines joined once, for the scans of the joined text that two stages make.
+
+The clean-tail check (`damage_check.damaged`) and triage (`triage.Tail`) each scan
+"\\n" + the lines joined, and each reads it without colour codes (most 0.2x logs are
+coloured). Stripping them costs a pass over the whole text, so it is done once, by
+whichever stage asks first, and the other reads the same string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .logline import ANSI
+
+
+class Joined:
+    """ "\\n" + a tail's lines joined (`doc`), and the same without colour codes (`plain`,
+    stripped on first use). A code never holds a newline, so `plain` keeps every line
+    start where `doc` has it, and each line is what `logline.strip_wrapping` leaves of
+    its colour codes."""
+
+    __slots__ = ("_plain", "doc")
+
+    def __init__(self, doc: str) -> None:
+        self.doc = doc
+        self._plain: str | None = None
+
+    @classmethod
+    def of(cls, lines: Sequence[str]) -> Joined:
+        """The lines joined, each after a newline."""
+        return cls("\n".join(["", *lines]))
+
+    @property
+    def plain(self) -> str:
+        """`doc` without colour codes (the same string when it has no ESC byte)."""
+        if self._plain is None:
+            doc = self.doc
+            self._plain = ANSI.sub("", doc) if "\x1b" in doc else doc
+        return self._plain

@@ -8,6 +8,7 @@ so that rule ranges closed at 0.33 do not change what is tested.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -701,3 +702,19 @@ def test_the_tolerant_free_memory_rule_cites_where_the_message_is(tmp_path: Path
     found = {f.rule_id: f for f in source_scan.check_rules(sources.load(path)).findings}
     assert found["HM002"].status == "ok" and found["HM101"].status == "ok"
     assert found["HM101"].moved is None or found["HM101"].moved.kind != "file"
+
+
+def test_only_a_new_gap_likely_to_end_a_boot_makes_a_comparison_act(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release adds hundreds of messages; the ones likely to end a boot decide."""
+    rep = report.scan(pair[1], pair[0])
+    monkeypatch.setattr(type(rep), "drift", property(lambda self: []))
+    monkeypatch.setattr(type(rep), "outside", property(lambda self: []))
+    monkeypatch.setattr(type(rep), "engine_action", property(lambda self: []))
+    monkeypatch.setattr(type(rep), "moved", lambda self, kind: [])
+    monkeypatch.setattr(type(rep.others), "to_act_on", property(lambda self: []))
+    for score, expected in ((7, False), (10, True)):
+        assert rep.gaps, "the synthetic pair has new gaps"
+        rep.gaps = [dataclasses.replace(g, score=score) for g in rep.gaps]
+        assert rep.needs_action is expected

@@ -54,13 +54,15 @@ class Report:
 
     @property
     def needs_action(self) -> bool:
-        """Anything to change in the rule table (new gaps count when compared)."""
+        """Anything to change in the rule table. Compared with an older release, a new
+        gap likely to end a boot counts (a release adds hundreds of messages: the medium
+        and low ones are listed for triage, not a verdict)."""
         return bool(
             self.drift
             or self.outside
             or self.moved("file")
             or self.engine_action
-            or (self.old is not None and self.gaps)
+            or (self.old is not None and any(g.likelihood == "high" for g in self.gaps))
             or bool(self.others.to_act_on)
         )
 

@@ -255,6 +255,61 @@ RULES: tuple[Rule, ...] = (
         references=("vllm/config/cache.py:472 CacheConfig._validate_cache_dtype (0.33.0)",),
     ),
     Rule(
+        id="CF013",
+        status="preview",
+        name="hc-sp-unsupported",
+        vllm=">=0.33",
+        outcome="invalid_argument",
+        literal="--enable-hc-sp ",
+        patterns=(
+            r"(?P<message>--enable-hc-sp (?:currently requires CUDA or ROCm"
+            r"|is not supported for this model|requires PP=1))",
+        ),
+        constants=(("argument", "--enable-hc-sp"),),  # the config class is pydantic's header
+        examples=(
+            # rendered from vllm/config/model.py:1551-1555 (0.33.0), as pydantic prints a
+            # ValueError raised in VllmConfig's validation (the corpus's heads-divisible log)
+            "  Value error, --enable-hc-sp currently requires CUDA or ROCm [type=value_error, "
+            "input_value=ArgsKwargs((), {'model_co... 'shutdown_timeout': 0}), "
+            "input_type=ArgsKwargs]",
+            "  Value error, --enable-hc-sp is not supported for this model [type=value_error, "
+            "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+            "ValueError: --enable-hc-sp requires PP=1",
+        ),
+        counter_examples=("INFO 11-29 16:19:50 [arg_utils.py:1] --enable-hc-sp is set",),
+        summary="--enable-hc-sp (0.33+) asked for where vLLM cannot run it: a platform other "
+        "than CUDA or ROCm, a model without support, or pipeline parallelism.",
+        remediation="Drop --enable-hc-sp here: it needs a CUDA or ROCm device, a model that "
+        "supports it, and --pipeline-parallel-size 1.",
+        references=(
+            "vllm/config/model.py:1551 ModelConfig.verify_with_parallel_config (0.33.0)",
+        ),
+    ),
+    Rule(
+        id="CF014",
+        status="preview",
+        name="hybrid-kv-cache-manager-forced",
+        vllm=">=0.33",
+        outcome="invalid_argument",
+        literal="Hybrid KV cache manager was explicitly enabled but is not supported",
+        patterns=(
+            r"(?P<message>Hybrid KV cache manager was explicitly enabled but is not supported "
+            r"in this configuration\.)",
+        ),
+        constants=(("argument", "--enable-hybrid-kv-cache-manager"), ("config", "VllmConfig")),
+        examples=(
+            # rendered from vllm/config/vllm.py:2285 (0.33.0), as pydantic prints it
+            "  Value error, Hybrid KV cache manager was explicitly enabled but is not supported "
+            "in this configuration. Consider omitting the --enable-hybrid-kv-cache-manager flag "
+            "to let vLLM decide automatically. [type=value_error, input_value=ArgsKwargs((), "
+            "{}), input_type=ArgsKwargs]",
+        ),
+        summary="--enable-hybrid-kv-cache-manager forced on a configuration that cannot use "
+        "it (0.33+; a KV connector or a feature that needs it off).",
+        remediation="Omit --enable-hybrid-kv-cache-manager and let vLLM decide.",
+        references=("vllm/config/vllm.py:2285 VllmConfig.__post_init__ (0.33.0)",),
+    ),
+    Rule(
         id="CF020",
         status="preview",
         name="model-given-as-option",

@@ -6,8 +6,10 @@ Run: python bench/bench_text_stages.py [--repeat 9] [--shapes-only]
 Stages, in the order the pipeline runs them: reading a list into the tail
 (`pipeline._lines`), the clean-tail check (`damage_check.damaged`), the per-line
 repairs where it finds damage, the rejoin of wrapped rows, triage (`Tail`) and the
-words `match` reads (`Tail.words`); `classify` is the whole. Each figure is the best
-of `--repeat` runs per tail, summed: absolute times depend on the machine, so compare
+words `match` reads (`Tail.words`), the check and triage as the pipeline runs them (one
+`Joined` whose colour codes they strip once, `damaged + Tail`); `classify` is the whole.
+Each figure is the best of `--repeat` runs per tail, summed (and apart for the coloured
+tails, where the shared strip counts): absolute times depend on the machine, so compare
 stages and shapes within one run (bench_per_line.py gives the ratios to a worker's
 regex list and to an older commit).
 
@@ -17,6 +19,8 @@ round's text changes (ab3e55a) / after: _lines 11 / 7 us, damaged 127 / 79, norm
 `damaged`; behind a CI gutter `normalize` 7-25 ms where a run of parentheses cost 990 ms
 and one of `INFO 01-` 300 ms. `Tail` is 23-43 ms on runs of spaces or block characters,
 nearly all of it `timeline.progress_key`'s banner pattern on each 16 KB message.
+Then (fd84ec3, one colour-code strip shared), on the 38 coloured corpus tails: `damaged`
+118 + `Tail` 98 us apart, 192 us as `damaged + Tail` (the uncoloured: 141 and 138 us).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from vllm_bootdiag import classify, corpus, logtail, pipeline, timeline  # noqa: E402
 from vllm_bootdiag.text import damage_check, normalize  # noqa: E402
+from vllm_bootdiag.text.joined import Joined  # noqa: E402
 from vllm_bootdiag.text.triage import Tail, words_of  # noqa: E402
 
 K = logtail.MAX_LINE_CHARS
@@ -68,6 +73,14 @@ def _stages(raw: Sequence[str]) -> dict[str, Callable[[], object]]:
     doc = "\n" + "\n".join(raw)
     texts = [r[0] for r in rows]
     tail = Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+
+    def check_and_tail() -> None:
+        """As the pipeline runs them: one `Joined`, its colour codes stripped once."""
+        joined = Joined(doc)
+        clean = not damage_check.damaged(joined)
+        Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS,
+             joined=joined if clean else None)  # fmt: skip
+
     return {
         "_lines": lambda: pipeline._lines(list(raw), logtail.DEFAULT_LINES),
         "damaged": lambda: damage_check.damaged(doc),
@@ -75,6 +88,7 @@ def _stages(raw: Sequence[str]) -> dict[str, Callable[[], object]]:
         "normalize": lambda: normalize.normalize_rows(raw),
         "Tail": lambda: Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS),
         "Tail.words": lambda: words_of(tail.other_text),
+        "damaged + Tail": check_and_tail,
         "classify": lambda: classify(list(raw)),
     }
 
@@ -96,13 +110,20 @@ def main() -> None:
     if not args.shapes_only:
         tails = [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
         total: dict[str, float] = {}
+        coloured: dict[str, float] = {}  # the tails with colour codes (most 0.2x logs)
         for raw in tails:
+            ansi = any("\x1b" in line for line in raw)
             for name, fn in _stages(raw).items():
-                total[name] = total.get(name, 0.0) + _best(fn, args.repeat)
-        n = len(tails)
-        print(f"{n} corpus tails, {sum(map(len, tails)) / n:.0f} lines each on average:")
+                t = _best(fn, args.repeat)
+                total[name] = total.get(name, 0.0) + t
+                if ansi:
+                    coloured[name] = coloured.get(name, 0.0) + t
+        n, c = len(tails), sum(any("\x1b" in line for line in raw) for raw in tails)
+        print(f"{n} corpus tails, {sum(map(len, tails)) / n:.0f} lines each on average "
+              f"(us per tail; the {c} coloured ones apart):")  # fmt: skip
         for name, t in total.items():
-            print(f"  {name:22s} {t / n * 1e6:7.1f} us per tail")
+            per_coloured = coloured.get(name, 0.0) / max(c, 1)
+            print(f"  {name:22s} {t / n * 1e6:7.1f}   {per_coloured * 1e6:7.1f}")
     print("400 lines x 16 KB (ms; bound 50 ms for classify):")
     for shape, raw in shapes().items():
         cost = {name: _best(fn, 3) for name, fn in _stages(raw).items()}

@@ -8,15 +8,11 @@ the pieces that matter (record prefixes, process tags, colour codes, every wordi
 
 from __future__ import annotations
 
-import importlib
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_bootdiag.outcomes.lifecycle import looks_like_error
+from vllm_bootdiag.outcomes.lifecycle import looks_like_error, may_look_like_error
 from vllm_bootdiag.text import logline
-
-diagnose = importlib.import_module("vllm_bootdiag.engine.diagnose")
 
 PIECES = (
     "INFO 11-29 16:19:50 [core.py:1] ", "ERROR 11-29 16:19:50 [core.py:1] ",
@@ -33,7 +29,7 @@ PIECES = (
 @given(st.lists(st.sampled_from(PIECES), max_size=8))
 def test_a_line_passed_over_is_neither_an_error_record_nor_error_looking(parts: list[str]) -> None:
     raw = "".join(parts)
-    if diagnose._may_look_like_error(raw):
+    if may_look_like_error(raw):
         return
     line = logline.parse(raw, 1)
     assert not line.is_error
@@ -42,5 +38,6 @@ def test_a_line_passed_over_is_neither_an_error_record_nor_error_looking(parts: 
 
 def test_every_error_looking_example_passes_the_test() -> None:
     for text in ("ValueError: x", "Killed", "error: argument", "terminate called after throwing"):
-        assert diagnose._may_look_like_error(text)
-    assert not diagnose._may_look_like_error("INFO 11-29 16:19:50 [x.py:1] Route: /v1/models")
+        assert may_look_like_error(text)
+    assert not may_look_like_error("INFO 11-29 16:19:50 [x.py:1] Route: /v1/models")
+    assert may_look_like_error("INFO 11-29 16:19:50 [x.py:1] " + "x" * 2000)  # long: parsed

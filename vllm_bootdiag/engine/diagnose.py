@@ -209,31 +209,6 @@ def _echoes(found: list[Hit]) -> tuple[list[Hit], dict[int, Rule]]:
     return causes, echoes
 
 
-_ERROR_WORDS = (
-    "rror", "xception", "Exit", "Interrupt", "Unsupported", "ERROR", "CRITICAL", "Abort",
-    "Killed", "Segmentation", "terminate", "undefined", "shared",
-)  # fmt: skip
-"""A part of every wording `looks_like_error` reads, and of the levels `is_error` reads."""
-
-
-_GATE_WIDTH = 1024
-"""Lines this long or longer are parsed at once: thirteen searches of a 16 KB line cost
-more than parsing it and the three that `looks_like_error` runs."""
-
-
-def _may_look_like_error(raw: str) -> bool:
-    """False only for a raw line whose message can neither look like an error nor be an
-    error record: it holds none of `_ERROR_WORDS` (with colour codes, the words may be cut
-    by them, so such a line is parsed). A pasted log that lost its newlines splits into
-    75,000 records, and parsing each costs more than these tests."""
-    if "\x1b" in raw:
-        return True
-    for word in _ERROR_WORDS:  # noqa: SIM110 (a loop: any() over a generator costs 2x here)
-        if word in raw:
-            return True
-    return False
-
-
 def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rule | None]:
     """The last error-looking line that is not an echo of a cause above it; when the
     tail holds only echoes, the last of them (the cause was printed above the lines
@@ -243,7 +218,7 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
     lines = tail.lines
     for i in range(len(tail) - 1, -1, -1):
         raw = lines[i]
-        if len(raw) < _GATE_WIDTH and not _may_look_like_error(raw):
+        if not outcomes.lifecycle.may_look_like_error(raw):
             continue  # neither an error record nor error-looking: not worth parsing
         line = tail.parsed(i)
         msg = line.message

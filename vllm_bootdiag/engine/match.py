@@ -35,13 +35,11 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     words = tail.words
-    always, by_word = _word_index(rules)
-    # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
-    # lines exact causes read and the exact rules that matched are known.
-    picked = [k for w in words & by_word.keys() for k in by_word[w]]
     exact_lines: set[int] = set()
     exact_ids: set[str] = set()
-    for k in sorted(always + picked) if picked else always:
+    # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
+    # lines exact causes read and the exact rules that matched are known.
+    for k in _picked(rules, words):
         rule = rules.rules[k]
         if not words.issuperset(inner_words(rule.literal)):
             continue  # the literal is not in the tail's failure lines: no str.find needed
@@ -83,12 +81,7 @@ def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
     which needs the whole tail, and no `covers`, which the final diagnosis applies).
     The line's words pick the rules worth a look, as in `hits`: a search per line for
     any of a hundred literals costs more than finding its words."""
-    always, by_word = _word_index(rules)
-    words = by_word.keys() & _WORD_RUN.findall(line)
-    if not words and not always:
-        return
-    picked = [k for w in words for k in by_word[w]]
-    for k in sorted(always + picked) if picked else always:
+    for k in _picked(rules, _WORD_RUN.findall(line)):
         rule = rules.rules[k]
         if rule.literal in line and rule.match(line) is not None:
             yield rule
@@ -129,6 +122,14 @@ def literal_gate(rules: RuleSet) -> re.Pattern[str]:
         _GATES.clear()
     _GATES[id(rules)] = (rules, gate)
     return gate
+
+
+def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
+    """Positions (in table order) of the rules whose key word is among `words`, and of
+    those with no inner word: the only rules whose literal the text can hold."""
+    always, by_word = _word_index(rules)
+    picked = [k for w in by_word.keys() & words for k in by_word[w]]
+    return sorted(always + picked) if picked else always
 
 
 def _word_index(rules: RuleSet) -> _Index:

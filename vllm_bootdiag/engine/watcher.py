@@ -22,9 +22,6 @@ from .match import line_rules
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 _MAX_LINE = logtail.MAX_LINE_CHARS
 _sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CANDIDATE
-_FRAME = ("  File ", "    ")
-"""How a raw traceback frame or its source line starts: `sort_line` calls such a line
-(no colour codes, no record prefix) SKIP, and a boot never ends on one."""
 
 
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
@@ -106,7 +103,7 @@ class BootWatcher:
             return None
         # Warnings and traceback frames never end a boot; of the progress lines, only the
         # server start does (classify reads it too: the boot is up).
-        if line[:1] == " " and line.startswith(_FRAME) and "\x1b" not in line:
+        if line[:1] == " " and line.startswith(triage.FRAME_STARTS) and "\x1b" not in line:
             # a traceback frame or its source line (what sort_line says)
             return self._settle() if self._pending > 0 else None
         kind, text, start, _ts = _sort_line(line)

@@ -62,6 +62,28 @@ def looks_like_error(text: str) -> bool:
         or (_ERROR_AT_START if "." in text else _ERROR_AT_START_NO_DOT).match(text) is not None
     )
 
+_ERROR_WORDS = (
+    "rror", "xception", "Exit", "Interrupt", "Unsupported", "ERROR", "CRITICAL", "Abort",
+    "Killed", "Segmentation", "terminate", "undefined", "shared",
+)  # fmt: skip
+"""A part of every wording ERROR_LOOKING reads, and of the levels a record's `is_error`
+reads: kept beside them, so a new wording gets its word here too."""
+
+
+def may_look_like_error(raw: str) -> bool:
+    """False only for a raw line whose message can neither look like an error nor be an
+    error record: a short line (under `_LONG`) holding none of `_ERROR_WORDS`. With colour
+    codes the words may be cut, and on a long line thirteen searches cost more than
+    parsing it, so both are answered True. A pasted log that lost its newlines splits into
+    75,000 records, and parsing each costs more than these tests."""
+    if len(raw) >= _LONG or "\x1b" in raw:
+        return True
+    for word in _ERROR_WORDS:  # noqa: SIM110 (a loop: any() over a generator costs 2x here)
+        if word in raw:
+            return True
+    return False
+
+
 DETERMINISTIC = regex.compile(
     r"^(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError|NotImplementedError|SyntaxError"
     r"|IndentationError|TabError|Unsupported)\b"

@@ -27,7 +27,7 @@ from .joined import Joined
 
 _RECORD_MATCH = logline.RECORD.match
 
-_FRAME = ("    ", "  File ")
+FRAME_STARTS = ("    ", "  File ")
 """How traceback frames and their source lines start."""
 _TORCH_WARNING = re.compile(r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d")
 """torch's glog-style warnings (`[rank0]:W1129 16:51:14.768 ...`, `[W1129 16:00:21 ...]`):
@@ -71,12 +71,12 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
         level, j = rec[1], rec.end()
         if level == "INFO" or level == "DEBUG":
             return PROGRESS, text, j, rec[2]
-        if level[0] == "W" or text.startswith(_FRAME, j):
+        if level[0] == "W" or text.startswith(FRAME_STARTS, j):
             return SKIP, text, j, rec[2]
         return CANDIDATE, text, j, rec[2]
     # Raw stderr; 0.10-0.30 put a process tag in front of it too.
     j = logline.tag_end(text) if text[:1] == "(" else 0
-    if text.startswith(_FRAME, j) or _TORCH_WARNING.match(text, j):
+    if text.startswith(FRAME_STARTS, j) or _TORCH_WARNING.match(text, j):
         return SKIP, text, j, None
     return CANDIDATE, text, j, None
 

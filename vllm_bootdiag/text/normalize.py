@@ -206,11 +206,17 @@ def _rejoin(lines: list[Row], raw: Sequence[str], base: int) -> tuple[list[Row],
     return out, ran
 
 
+_LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
+"""Prefixes that mark a line the program printed (a runtime's stamp, a CI gutter): a row
+behind one starts a line. A quote marks every row of a paste, a terminal's wrapped rows too,
+so a quoted row can still go on its predecessor."""
+
+
 def _join_kind(
     prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line[1] != prev[2] + 1 or any(r in PREFIX_NAMES for r in line[3]):
+    if line[1] != prev[2] + 1 or any(r in _LINE_PREFIXES for r in line[3]):
         return "", ""
     row, prev_text = line[0], prev[0]
     if prev_width == width and not soft and not _STRONG_START.match(row):

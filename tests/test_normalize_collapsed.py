@@ -29,6 +29,7 @@ _SPLIT = regex.compile(
     r"|Traceback \(most recent call last\):"
     r"|File \"[^\"\n]{1,400}\", line \d+, in "
 )
+_RECORD_AT = regex.compile(r"(?:\([^)]*\) ?)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-")
 
 
 def reference(text: str) -> list[str] | None:
@@ -36,7 +37,11 @@ def reference(text: str) -> list[str] | None:
     head = HEAD.match(text)
     pos = head.end() if head is not None else 0
     m = _SPLIT.search(text, pos)
-    if m is not None and m.start() == pos:
+    if (
+        m is not None
+        and m.start() == pos
+        and not (head and head["level"] and _RECORD_AT.match(text, pos))
+    ):
         m = _SPLIT.search(text, m.end())
     if m is None:
         return None
@@ -47,7 +52,12 @@ def reference(text: str) -> list[str] | None:
             parts.append(text[start:cut].rstrip())
         start = cut
         m = _SPLIT.search(text, end)
-        if m is not None and not text[end : m.start()].strip() and text[cut] != "T":
+        if (
+            m is not None
+            and not text[end : m.start()].strip()
+            and text[cut] != "T"
+            and not _RECORD_AT.match(text, m.start())
+        ):
             m = _SPLIT.search(text, m.end())
     parts.append(text[start:])
     return lines_of(parts)

@@ -66,7 +66,8 @@ def reference(doc: str) -> bool:
         p = m.start()
         start = doc.rfind("\n", 0, p) + 1
         after_tag = doc[start] == "(" and doc.find(") ", start) == p - 2
-        if not (doc[p - 1] == "\n" or after_tag or _at_head(doc, p)):
+        after_head = _at_head(doc, p) and "]" not in doc[start:p]  # not after a record's
+        if not (doc[p - 1] == "\n" or after_tag or after_head):
             return True
     return False
 

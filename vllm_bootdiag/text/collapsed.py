@@ -39,6 +39,9 @@ _TRACEBACK = Lazy(r"Traceback \(most recent call last\):")
 _FRAME = re.compile(r"File \"[^\"\n]{1,400}\", line \d+, in ")
 _TAG = Lazy(r"\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?")
 """vLLM's process tag before a record: a cut goes before it."""
+_RECORD_AT = re.compile(r"(?:\([^)]{0,80}\) ?)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-")
+"""A record (its process tag included) at a start: the message of an empty record before it
+is not this record (a banner's blank row is a line of its own)."""
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)
 
 
@@ -103,8 +106,12 @@ def split_collapsed(text: str) -> list[str] | None:
         return None  # every start holds one (found at memchr speed: a search is slower)
     starts = _Starts(text)
     m = starts.next(pos)
-    if m is not None and m[0] == pos:
-        m = starts.next(m[1])
+    if (
+        m is not None
+        and m[0] == pos
+        and not (head and head["level"] and _RECORD_AT.match(text, pos))
+    ):
+        m = starts.next(m[1])  # the line's own start, unless it is a record after a record
     if m is None:
         return None
     parts: list[str] = []
@@ -116,8 +123,13 @@ def split_collapsed(text: str) -> list[str] | None:
             parts.append(part)
         start = cut
         m = starts.next(end)
-        if m is not None and not text[end : m[0]].strip() and text[cut] != "T":
-            m = starts.next(m[1])  # a record's own message: `Traceback ...`
+        if (
+            m is not None
+            and not text[end : m[0]].strip()
+            and text[cut] != "T"
+            and not _RECORD_AT.match(text, m[0])
+        ):
+            m = starts.next(m[1])  # a record's own message: `Traceback ...`, not a record
     parts.append(text[start:])
     return lines_of(parts)
 

@@ -147,7 +147,7 @@ def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
 
 
 def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None) -> bool:
-    """A record anywhere but at a line's start or after its head.
+    """A record anywhere but at a line's start or after its head (one with no record in it).
 
     Counted first: when every record not at a line's start follows its line's process
     tag, the tail is clean (the one case of the loop below that 0.10+ logs hit on every
@@ -166,8 +166,8 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
             start = doc.rfind("\n", 0, p) + 1
             if doc[p - 2 : p] == ") " and doc[start] == "(" and doc.find(") ", start) == p - 2:
                 continue  # after the process tag
-            if not _at_head(doc, p, heads):
-                return True
+            if not _at_head(doc, p, heads) or "]" in doc[start:p]:
+                return True  # (a record right after a record's head: a line of its own)
     return False
 
 

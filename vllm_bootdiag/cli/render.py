@@ -50,7 +50,13 @@ def outcome_line(outcome: Any) -> str:
     """`kind: field=value, ...` with only the numbers this outcome carries."""
     kind: str = getattr(outcome, "kind", "")
     hidden = _HIDDEN | (_UNKNOWN_HIDDEN if kind == "unknown" else frozenset())
-    numbers = {k: v for k, v in outcome.model_dump().items() if k not in hidden and v is not None}
+    # The fields as they are (numbers, strings, tuples of names: what model_dump would
+    # give): a dump would build the outcome's serializer, which a person's output never needs.
+    numbers = {
+        k: v
+        for k in type(outcome).model_fields
+        if k not in hidden and (v := getattr(outcome, k)) is not None
+    }
     if not numbers:
         return kind
     return kind + ": " + ", ".join(f"{k}={v}" for k, v in numbers.items())

@@ -1,16 +1,22 @@
 """What startup's shortcuts skip is what they would have given: the CLI's human output
-reads an outcome's fields without dumping it, and matches what a dump gives."""
+reads an outcome's fields without dumping it, and matches what a dump gives; the built-in
+rule table is taken as written (tests/test_rule_examples.py validates each rule), and a
+rule built anywhere else is checked."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from vllm_bootdiag import classify, classify_file
 from vllm_bootdiag.cli import render
 from vllm_bootdiag.outcomes import OUTCOME_TYPES, OutcomeBase
-from vllm_bootdiag.rules import RULES
+from vllm_bootdiag.rules import RULES, Rule, schema
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 LOGS = sorted(CORPUS.glob("*/*.log"))
@@ -47,3 +53,46 @@ def test_human_output_does_not_need_a_dump(wide: bool) -> None:
     d = classify_file(LOGS[0])
     text = render.diagnosis(d, wide)
     assert text.splitlines()[0].startswith(render.outcome_line(d.primary)[:20])
+
+
+def _fresh(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_the_built_in_table_builds_no_rule_validator() -> None:
+    """133 rules taken as written: classifying builds no validator for the Rule model."""
+    code = (
+        "import vllm_bootdiag\n"
+        "vllm_bootdiag.classify(['x'])\n"
+        "from vllm_bootdiag.rules import RULES, Rule\n"
+        "print(len(RULES), Rule.__pydantic_complete__)"
+    )
+    n, complete = _fresh(code).split()
+    assert int(n) > 100 and complete == "False"
+
+
+BAD_RULE: dict[str, Any] = dict(
+    id="ZZ001",
+    name="bad",
+    outcome="no_such_kind",
+    literal="Out of memory",
+    patterns=("Out of memory",),
+    examples=("Out of memory",),
+    summary="s",
+    remediation="r",
+)
+
+
+def test_a_rule_built_in_code_is_checked_unless_deferred() -> None:
+    with pytest.raises(ValidationError, match="unknown outcome kind"):
+        Rule(**BAD_RULE)
+    with schema.deferred_checks():
+        trusted = Rule(**BAD_RULE)  # as written: the table's tests are what check it
+    assert trusted.outcome == "no_such_kind" and trusted.status == "active"
+    assert trusted.model_fields_set == set(BAD_RULE)
+    with pytest.raises(ValidationError, match="unknown outcome kind"):
+        Rule.model_validate(trusted.model_dump())  # what test_rule_examples runs on each rule
+    good = Rule(**{**BAD_RULE, "outcome": "unknown"})
+    with schema.deferred_checks():
+        assert Rule(**{**BAD_RULE, "outcome": "unknown"}) == good

@@ -2,9 +2,10 @@
 
 `RULES` and `BY_ID` are the table as data (the CLI lists them, scan-source checks
 them); classification reads a `RuleSet` (`default_rules()` unless a caller passes
-its own), never these globals. The table is built with its costly checks deferred
-(`schema.deferred_checks`): the test suite runs every rule's `verify()`, so a bad
-rule fails the tests, and importing the table does not compile every pattern.
+its own), never these globals. The table is built with its checks deferred
+(`schema.deferred_checks`: each rule taken as written, no validator built, no pattern
+compiled): the test suite validates and verifies every rule, so a bad rule fails the
+tests, and loading the table costs what its data does.
 
 Adding a rule: append it to its family module (with examples), add a corpus
 log that shows it, and a CHANGELOG line. Ids are never reused; a reworded

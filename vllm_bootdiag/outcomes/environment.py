@@ -1,6 +1,5 @@
 """Environment outcomes: the machine, not the launch, is at fault (disk, devices)."""
 
-from __future__ import annotations
 
 from typing import Literal
 

@@ -4,7 +4,6 @@
 line is the best lead a person has.
 """
 
-from __future__ import annotations
 
 import re
 from typing import ClassVar, Literal

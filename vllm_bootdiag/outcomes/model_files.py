@@ -5,7 +5,6 @@ model class vLLM knows by name but could not import (the cause is printed
 above it). Not the same as an architecture vLLM does not implement.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 

@@ -7,7 +7,6 @@ the model on this device. A relaunch on the same machine and config fails the
 same way, so the planner gives up with the rule's remediation as advice.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 

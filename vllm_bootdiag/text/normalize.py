@@ -62,9 +62,10 @@ class Repair:
 _STRONG_START = Lazy(
     r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-    r"|Traceback \(most recent|[ \t]{2}"
+    r"|Traceback \(most recent|[ \t]{2}|\{\"(?:log|MESSAGE)\": ?\""
 )
-"""A row that begins a line of its own even when the row above is full width."""
+"""A row that begins a line of its own even when the row above is full width (a docker
+json-file record too: a terminal wraps the record, not its message)."""
 _START = Lazy(
     _STRONG_START.pattern
     + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
@@ -117,7 +118,9 @@ def _continues(prev: str, row: str) -> bool:
     return end.isalnum() or end in ",;:(-"
 
 
-_QUICK_STARTS = ("INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Traceback (", "  ", "\x1b")
+_QUICK_STARTS = (
+    "INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Traceback (", "  ", "\x1b", '{"log"',
+)  # fmt: skip
 """How a row that surely starts a line of its own begins (with a process tag within its
 first 80 characters, or blank, it does too): told with string tests only."""
 
@@ -252,8 +255,16 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
     names: list[str] = []
     rows: list[str] = [text]
     decoded = json_log(text)
+    if decoded is None and text[:1] != "{" and ('"log"' in text or '"MESSAGE"' in text):
+        # a json-file record shown behind a CI gutter, a quote or a stamp
+        outer, stripped = strip_prefixes(text)
+        decoded = json_log(outer) if stripped else None
+        names = stripped if decoded is not None else []
     if decoded is not None:
-        rows, names = decoded, ["json_file"]
+        rows = decoded
+        names.append("json_file")
+    elif text.startswith(('{"log"', '{"MESSAGE"')):
+        return rows, names  # a record's first row, wrapped: decoded once rejoined
     out: list[str] = []
     for row in rows:
         if FENCE.fullmatch(row):
@@ -304,6 +315,24 @@ def _repaired(raw: Sequence[str], first_line: int, keep: int, ran: set[str]) -> 
     return lines[-keep:] if made > keep else lines
 
 
+def _decode_rejoined(lines: list[Row], ran: set[str]) -> list[Row]:
+    """Rows that became whole json-file records only when rejoined (a terminal wrapped
+    each record) go through the per-line steps again: decoded, their prefixes stripped."""
+    out: list[Row] = []
+    for row in lines:
+        if row[0][:2] != '{"' or "rejoin_wrapped" not in row[3]:
+            out.append(row)
+            continue
+        texts, names = _per_line(row[0])
+        if "json_file" not in names:
+            out.append(row)
+            continue
+        ran.update(names)
+        repairs = tuple(dict.fromkeys((*row[3], *names)))
+        out.extend((text, row[1], row[2], repairs) for text in texts)
+    return out
+
+
 def normalize_rows(
     raw: Sequence[str],
     *,
@@ -322,6 +351,8 @@ def normalize_rows(
     if lookahead and len(lines) > 1:
         lines, rejoins = _rejoin(lines, raw, first_line)
         ran.update(rejoins)
+        if rejoins:
+            lines = _decode_rejoined(lines, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran)
 
 

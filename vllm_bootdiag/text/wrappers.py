@@ -155,18 +155,27 @@ def json_log(text: str) -> list[str] | None:
     """docker's json-file driver: `{"log":"...\\n","stream":"stderr","time":"..."}`."""
     if not text.startswith("{") or ('"log"' not in text and '"MESSAGE"' not in text):
         return None
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    inner = record.get("log", record.get("MESSAGE"))
-    if not isinstance(inner, str):
-        return None
-    if inner.endswith("\n"):
-        inner = inner[:-1]
-    return inner.replace("\r\n", "\n").split("\n")
+    rows: list[str] = []
+    pos, end = 0, len(text.rstrip())
+    while pos < end:  # records run together when a paste lost the newlines between them
+        try:
+            record, pos = _DECODER.raw_decode(text, pos)
+        except ValueError:
+            if not rows:
+                return None
+            rows.append(text[pos:])  # what follows the last whole record, as it is
+            break
+        inner = record.get("log", record.get("MESSAGE")) if isinstance(record, dict) else None
+        if not isinstance(inner, str):
+            return None
+        rows.extend(inner.removesuffix("\n").replace("\r\n", "\n").split("\n"))
+        spaces = _SPACES.match(text, pos)  # (always matches: ` *`)
+        pos = spaces.end() if spaces else pos
+    return rows
+
+
+_DECODER = json.JSONDecoder()
+_SPACES = re.compile(" *")
 
 
 def ansi_text(text: str) -> str | None:

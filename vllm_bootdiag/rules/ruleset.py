@@ -8,7 +8,6 @@ model as the built-in rules; a bad file is one error naming the rule and field.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -150,6 +149,8 @@ def _read(path: Path) -> Any:
         raise RuleFileError(f"{path}: cannot read: {e.strerror or e}") from None
     if path.suffix.lower() == ".toml":
         return _read_toml(path, raw)
+    import json  # here: a classification that reads no rule file needs no json
+
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

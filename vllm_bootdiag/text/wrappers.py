@@ -11,12 +11,15 @@ on a 16 KB line of name characters.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import regex
+
+if TYPE_CHECKING:
+    import json
 
 
 class Lazy:
@@ -116,11 +119,22 @@ _BARE_SGR = Lazy(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
 _FENCE_AT = r"(?=(?P<indent>[ \t]*))(?P=indent)(?:```|~~~|</?details>|</?summary>)"
 """A fence or a <details> tag after its indent, the indent taken whole (a lookahead is
 atomic): a 16 KB run of spaces costs one pass, not a retry at each of its lengths."""
-PREFIX_AT_START = re.compile(r"\n(?:" + ANY_PREFIX.pattern + r"|\{|" + _FENCE_AT + ")")
-"""A wrapper at the start of any line of "\n" + the lines joined. The two patterns below
-split it (a search for it finds a match exactly when one of them does), so each line start
-costs a one-character test: the wrappers that need a `|` are looked for only when the text
-has one, and the others only at a line that starts with a character one of them can."""
+_PREFIX_AT_START = r"\n(?:" + ANY_PREFIX.pattern + r"|\{|" + _FENCE_AT + ")"
+"""`PREFIX_AT_START`: a wrapper at the start of any line of "\n" + the lines joined. The two
+patterns below split it (a search for it finds a match exactly when one of them does), so
+each line start costs a one-character test: the wrappers that need a `|` are looked for only
+when the text has one, and the others only at a line that starts with a character one of
+them can. Nothing but the tests searches with the whole of it: it is compiled (1 ms) only
+when asked for, by `__getattr__` below."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PREFIX_AT_START":
+        compiled = globals()["PREFIX_AT_START"] = re.compile(_PREFIX_AT_START)
+        return compiled
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _PIPED = ("ci_gutter", "compose_prefix")
 PIPE_PREFIX_AT_START = re.compile(
     r"\n(?:" + "|".join(f"(?:{p.pattern})" for n, p in PREFIXES if n in _PIPED) + ")"
@@ -155,11 +169,12 @@ def json_log(text: str) -> list[str] | None:
     """docker's json-file driver: `{"log":"...\\n","stream":"stderr","time":"..."}`."""
     if not text.startswith("{") or ('"log"' not in text and '"MESSAGE"' not in text):
         return None
+    decoder = _decoder()
     rows: list[str] = []
     pos, end = 0, len(text.rstrip())
     while pos < end:  # records run together when a paste lost the newlines between them
         try:
-            record, pos = _DECODER.raw_decode(text, pos)
+            record, pos = decoder.raw_decode(text, pos)
         except ValueError:
             if not rows:
                 return None
@@ -174,7 +189,15 @@ def json_log(text: str) -> list[str] | None:
     return rows
 
 
-_DECODER = json.JSONDecoder()
+@cache
+def _decoder() -> json.JSONDecoder:
+    """json's decoder, imported past json_log's test: a tail with no such line never
+    loads json (1.3 ms at import)."""
+    import json
+
+    return json.JSONDecoder()
+
+
 _SPACES = re.compile(" *")
 
 

@@ -96,3 +96,30 @@ def test_a_rule_built_in_code_is_checked_unless_deferred() -> None:
     good = Rule(**{**BAD_RULE, "outcome": "unknown"})
     with schema.deferred_checks():
         assert Rule(**{**BAD_RULE, "outcome": "unknown"}) == good
+
+
+def test_the_collector_is_as_it_was_after_a_first_import() -> None:
+    """The cyclic GC waits while the classifier loads, and is back on after (and stays off
+    for a caller who turned it off)."""
+    code = (
+        "import gc, vllm_bootdiag\n"
+        "on_before = gc.isenabled()\n"
+        "vllm_bootdiag.classify(['x'])\n"
+        "print(on_before, gc.isenabled())\n"
+        "gc.disable()\n"
+        "vllm_bootdiag.Supervisor\n"
+        "print(gc.isenabled())"
+    )
+    assert _fresh(code).split() == ["True", "True", "False"]
+
+
+def test_the_collector_is_back_on_when_an_import_fails() -> None:
+    import gc
+
+    from vllm_bootdiag import _PausedGc
+
+    assert gc.isenabled()
+    with pytest.raises(ImportError), _PausedGc():
+        assert not gc.isenabled()
+        import vllm_bootdiag.no_such_module  # noqa: F401
+    assert gc.isenabled()

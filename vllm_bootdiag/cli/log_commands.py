@@ -89,7 +89,10 @@ def cmd_classify(args: argparse.Namespace) -> int:
         from .watch import cmd_watch
 
         return cmd_watch(args)
-    from .. import pipeline
+    from .. import _PausedGc
+
+    with _PausedGc():
+        from .. import pipeline
 
     rules = ruleset(args)
     t = read(args.log, args.lines)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +23,8 @@ from .rules.markers import MARKERS as MARKERS
 from .rules.markers import PHASES as PHASES
 from .rules.markers import Marker as Marker
 from .text.triage import Tail
+
+_K = TypeVar("_K")
 
 
 def _alternatives(start: str) -> list[str]:
@@ -44,7 +47,20 @@ BANNER_WORDS = ("version", "model")
 """The word each banner marker's pattern requires (tests/test_timeline_markers.py checks)."""
 
 
-def _dispatch() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
+class _Compiled(dict[_K, "re.Pattern[str]"]):
+    """Key -> pattern, each compiled on its first use from `sources` (a tail uses few of
+    them: compiling all 54 at import cost 2 ms that most classifications never use)."""
+
+    def __init__(self, sources: dict[_K, str]) -> None:
+        super().__init__()
+        self.sources = sources
+
+    def __missing__(self, key: _K) -> re.Pattern[str]:
+        compiled = self[key] = re.compile(self.sources[key])
+        return compiled
+
+
+def _dispatch() -> tuple[dict[str, str], re.Pattern[str]]:
     """Patterns keyed by the first two characters of a message, so a line is tried
     only against the markers that can start that way (one alternation of every
     marker costs half a microsecond per line, too much at 400 lines)."""
@@ -58,7 +74,7 @@ def _dispatch() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
                 raise ValueError(f"marker {m.key}: {alt!r} must start with two literal characters")
             by_prefix.setdefault(prefix, {}).setdefault(m.key, []).append(alt)
     table = {
-        prefix: re.compile("|".join(f"(?P<{k}>{'|'.join(alts)})" for k, alts in keys.items()))
+        prefix: "|".join(f"(?P<{k}>{'|'.join(alts)})" for k, alts in keys.items())
         for prefix, keys in by_prefix.items()
     }
     banner = re.compile(
@@ -67,9 +83,10 @@ def _dispatch() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
     return table, banner
 
 
-_TABLE, _BANNER = _dispatch()
+_SOURCES, _BANNER = _dispatch()
+_TABLE = _Compiled(_SOURCES)
 
-MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *sorted(_TABLE))
+MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *sorted(_SOURCES))
 """What a message `progress_key` maps to a marker can start with: 0.32's `[tag] `, a
 banner character, or a marker's first two characters (the triage scan keys on these)."""
 
@@ -85,7 +102,10 @@ def progress_key(message: str) -> str | None:
         # without it costs its pattern a backtrack per character (60 us), the test 1 us
         m = _BANNER.match(message) if any(w in message for w in BANNER_WORDS) else None
     else:
-        pattern = _TABLE.get(message[:2])
+        prefix = message[:2]
+        pattern = _TABLE.get(prefix)
+        if pattern is None and prefix in _SOURCES:
+            pattern = _TABLE[prefix]  # compiled now, on the first message that starts so
         m = pattern.match(message) if pattern is not None else None
     return m.lastgroup if m is not None else None
 
@@ -93,7 +113,7 @@ def progress_key(message: str) -> str | None:
 _BY_KEY = {m.key: m for m in MARKERS}
 PHASE_OF: dict[str, str | None] = {m.key: m.phase for m in MARKERS}
 """Marker key -> the phase it marks (None: a marker that only carries facts)."""
-_FACT_RES = {(m.key, name): re.compile(rx) for m in MARKERS for name, rx in m.facts}
+_FACT_RES = _Compiled({(m.key, name): rx for m in MARKERS for name, rx in m.facts})
 _FIRST_WINS = frozenset({"non_default_args", "model"})
 """Facts the first occurrence gives (the launch); for the rest the last one is current."""
 

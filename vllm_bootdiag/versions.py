@@ -11,18 +11,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import regex
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from .text.wrappers import Lazy
 
 _VERSION = r"v?(?P<version>\d+\.\d+(?:\.\d+)*(?:(?:rc|a|b|\.post|\.dev)\d+)*(?:\+[\w.]+)?)"
 
 _DETECTORS = (
-    regex.compile(r"vLLM API server version " + _VERSION),
-    regex.compile(r"Initializing an? (?:V\d )?LLM engine \(" + _VERSION + r"\)"),
-    regex.compile(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
+    Lazy(r"vLLM API server version " + _VERSION),
+    Lazy(r"Initializing an? (?:V\d )?LLM engine \(" + _VERSION + r"\)"),
+    Lazy(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
     # The ASCII-art banner (0.2x+): block characters, then `version 0.32.0`.
-    regex.compile(r"[█▀▄]\s+version\s+" + _VERSION + r"\s*$"),
+    Lazy(r"[█▀▄]\s+version\s+" + _VERSION + r"\s*$"),
 )
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import regex
 from packaging.version import Version
 
 from .. import outcomes, remedy, timeline, versions
@@ -23,6 +22,7 @@ from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
+from ..text.wrappers import Lazy
 from .match import Hit, hits
 
 MAX_EVIDENCE = 4
@@ -125,8 +125,8 @@ def _oom_kind(
 # --- enrichment ---------------------------------------------------------------
 
 _VALUE_ERROR = ("Value error, ", "Assertion failed, ")
-_FIELD = regex.compile(r"[A-Za-z_][\w.]*")
-_INPUT_VALUE = regex.compile(r", input_value=(.*), input_type=\w+\]$")
+_FIELD = Lazy(r"[A-Za-z_][\w.]*")
+_INPUT_VALUE = Lazy(r", input_value=(.*), input_type=\w+\]$")
 
 
 def _pydantic_line(text: str) -> tuple[str, str | None] | None:

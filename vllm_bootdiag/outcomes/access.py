@@ -4,7 +4,6 @@ The model's name is often printed only at the start of the boot, so each kind
 takes it from the boot's facts when its own line lacks it (`CONTEXT`).
 """
 
-
 from typing import Literal
 
 from .base import Category, _Outcome

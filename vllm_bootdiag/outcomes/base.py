@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 import regex
 from pydantic import BaseModel, BeforeValidator, ConfigDict, computed_field, model_validator
 
+from ..text.wrappers import Lazy
+
 
 class Category(str, enum.Enum):
     """Who can fix it: memory sizing, the config, access to the model, the machine."""
@@ -32,7 +34,7 @@ handler exists), `give_up` (give up with the rule's remediation as advice),
 `restart_once` (one plain relaunch on the same config)."""
 
 _UNITS = {"b": 1 / 2**30, "bytes": 1 / 2**30, "kib": 1 / 2**20, "mib": 1 / 2**10, "gib": 1.0}
-_SIZE = regex.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_SIZE = Lazy(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 
 
 def _to_gib(value: Any) -> Any:

@@ -4,7 +4,6 @@ A relaunch on the same config fails the same way; the planner gives up with the
 rule's remediation unless a handler can change the flag (`max_model_len`).
 """
 
-
 from typing import Literal
 
 from .base import Category, Count, Names, _Outcome

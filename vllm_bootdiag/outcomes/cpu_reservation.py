@@ -8,7 +8,6 @@ smallest utilization that would leave room; the planner raises the reservation
 above it (within its cap) or sets the KV size explicitly, and never lowers it.
 """
 
-
 import math
 from typing import Any, ClassVar, Literal
 

@@ -6,7 +6,6 @@ paste of the error line alone, a worker that kept three lines) the phase is
 unknown, and saying so beats guessing: each phase has a different remedy.
 """
 
-
 from typing import ClassVar, Literal
 
 from .base import Category, Plan, _Outcome

@@ -6,7 +6,6 @@ waiting for its peers. On a single node this is almost always the environment
 relaunch on the same machine does not change.
 """
 
-
 from typing import Literal
 
 from .base import Category, _Outcome

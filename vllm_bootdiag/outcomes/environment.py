@@ -1,6 +1,5 @@
 """Environment outcomes: the machine, not the launch, is at fault (disk, devices)."""
 
-
 from typing import Literal
 
 from .base import Category, _Outcome

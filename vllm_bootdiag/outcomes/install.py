@@ -6,7 +6,6 @@ extension without the ops this device needs, Triton missing where the chosen
 model runner needs it. Restarting runs the same files: it cannot succeed.
 """
 
-
 from typing import Literal
 
 from .base import Category, _Outcome

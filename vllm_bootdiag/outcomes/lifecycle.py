@@ -4,16 +4,15 @@
 line is the best lead a person has.
 """
 
-
 import re
 from typing import ClassVar, Literal
 
-import regex
 from pydantic import computed_field
 
+from ..text.wrappers import Lazy
 from .base import Category, Plan, _Outcome
 
-ERROR_LOOKING = regex.compile(
+ERROR_LOOKING = Lazy(
     r"^(?:[\w.]+\.)?(?:[A-Z]\w*?)?(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
     r"|(?:^|: )error: |^Error: "
     r"|: undefined symbol: |: cannot open shared object file"
@@ -24,12 +23,12 @@ ERROR_LOOKING = regex.compile(
 class ending in Error/Exception, torch's `Unsupported`), argparse's `error:`, the
 dynamic loader's failures, a fatal signal the shell reported, a C++ abort."""
 
-_ERROR_AT_START = regex.compile(
+_ERROR_AT_START = Lazy(
     r"(?:[\w.]+\.)?(?:[A-Z]\w*?)?(?:Error|Exception|Exit|Interrupt|Unsupported)\b"
     r"|error: |Error: |(?:Segmentation fault|Bus error|Aborted|Killed)\b"
     r"|terminate called after throwing"
 )
-_ERROR_AT_START_NO_DOT = regex.compile(_ERROR_AT_START.pattern.replace(r"(?:[\w.]+\.)?", "", 1))
+_ERROR_AT_START_NO_DOT = Lazy(_ERROR_AT_START.pattern.replace(r"(?:[\w.]+\.)?", "", 1))
 r"""`_ERROR_AT_START` for a text without a dot, where its `(?:[\w.]+\.)?` cannot match
 but would run the whole of a 16 KB run of digits before it gives up."""
 _ERROR_INSIDE = (
@@ -83,7 +82,7 @@ def may_look_like_error(raw: str) -> bool:
     return False
 
 
-DETERMINISTIC = regex.compile(
+DETERMINISTIC = Lazy(
     r"^(?:[\w.]+\.)?(?:ImportError|ModuleNotFoundError|NotImplementedError|SyntaxError"
     r"|IndentationError|TabError|Unsupported)\b"
     r"|: undefined symbol: |: cannot open shared object file"

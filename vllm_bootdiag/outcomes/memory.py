@@ -4,7 +4,6 @@ The planner has a handler for each (`PLAN = "memory"`): shorter context, eager
 mode, a smaller KV cache, lower utilization.
 """
 
-
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel

@@ -5,15 +5,14 @@ model class vLLM knows by name but could not import (the cause is printed
 above it). Not the same as an architecture vLLM does not implement.
 """
 
-
 from typing import Annotated, Any, Literal
 
-import regex
 from pydantic import BeforeValidator
 
+from ..text.wrappers import Lazy
 from .base import Category, _Outcome
 
-_NAME = regex.compile(r"[A-Za-z_][\w.]*")
+_NAME = Lazy(r"[A-Za-z_][\w.]*")
 
 
 def _to_architecture(value: Any) -> Any:

@@ -7,16 +7,15 @@ the model on this device. A relaunch on the same machine and config fails the
 same way, so the planner gives up with the rule's remediation as advice.
 """
 
-
 from typing import Annotated, Any, Literal
 
-import regex
 from pydantic import BeforeValidator
 
+from ..text.wrappers import Lazy
 from .base import Category, Names, _Outcome
 
-_SM = regex.compile(r"^(?:sm_?)?(\d{1,3})[a-z]?$")
-_DOTTED = regex.compile(r"^(\d{1,3})\.(\d)$")
+_SM = Lazy(r"^(?:sm_?)?(\d{1,3})[a-z]?$")
+_DOTTED = Lazy(r"^(\d{1,3})\.(\d)$")
 
 
 def _to_capability(value: Any) -> Any:

@@ -32,18 +32,22 @@ class Lazy:
     search: Callable[..., regex.Match[str] | None]
     fullmatch: Callable[..., regex.Match[str] | None]
     finditer: Callable[..., Iterator[regex.Match[str]]]
+    findall: Callable[..., list[Any]]
     sub: Callable[..., str]
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
 
     def __getattr__(self, name: str) -> Any:
-        if name not in ("match", "search", "fullmatch", "finditer", "sub"):
+        if name not in _METHODS:
             raise AttributeError(name)
         compiled = regex.compile(self.pattern)
-        for method in ("match", "search", "fullmatch", "finditer", "sub"):
+        for method in _METHODS:
             setattr(self, method, getattr(compiled, method))
         return getattr(compiled, name)
+
+
+_METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub")
 
 _A = r"(?:\x1b\[[0-9;]*m)*"
 """Colour codes a tool puts around its own prefix (compose, stern)."""

@@ -142,6 +142,31 @@ def test_the_check_agrees_with_its_plain_statement_where_signs_are_spliced_in(
     assert got or not _repaired(lines)
 
 
+_RUNS = ("-", "01-", "INFO 01-", ":", "01:", "01-01 01:01:01 ", "x", " ")
+"""16 KB runs a long tail's lines end in: the check's count of the records inside lines
+takes another road when dashes, or dashes and colons, are many."""
+
+
+@st.composite
+def _long_spliced(draw: st.DrawFn) -> list[str]:
+    lines = draw(_spliced())
+    runs = draw(st.lists(st.sampled_from(_RUNS), min_size=1, max_size=3))
+    for k, run in enumerate(runs * (5 // len(runs) + 1)):
+        at = draw(st.integers(0, len(lines)))
+        lines.insert(at, lines[k % len(lines)] + (run * (16384 // len(run)))[:16000])
+    return lines
+
+
+@settings(max_examples=120, deadline=None)
+@given(_long_spliced())
+def test_the_check_agrees_with_its_plain_statement_on_long_tails(lines: list[str]) -> None:
+    doc = _doc(lines)
+    assert len(doc) >= 65536
+    got = damage_check.damaged(doc)
+    assert got == reference(doc)
+    assert got or not _repaired(lines)
+
+
 def test_no_wrapper_matches_nothing() -> None:
     """The one-scan wrapper search tells a wrapper by a non-empty match."""
     for name, pattern in PREFIXES:

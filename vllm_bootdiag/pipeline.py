@@ -51,13 +51,13 @@ def _lines(log: str | Sequence[str], lines: int) -> tuple[list[str], int]:
         return kept[-lines:], first + max(len(kept) - lines, 0)
     first = max(len(log) - lines, 0) + 1
     kept = list(log[first - 1 :])
-    flat = "".join(kept)  # one-character tests of it run at memchr speed; a count does not
-    if (
-        "\n" in flat
-        or "\r" in flat
-        or "\x00" in flat
-        or max(map(len, kept), default=0) > logtail.MAX_LINE_CHARS
-    ):
+    longest = max(map(len, kept), default=0)
+    if longest > 1024:  # each line tested: joining 16 KB lines copies megabytes
+        broken = any("\n" in s or "\r" in s or "\x00" in s for s in kept)
+    else:  # one-character tests of the joined lines run at memchr speed; a count does not
+        flat = "".join(kept)
+        broken = "\n" in flat or "\r" in flat or "\x00" in flat
+    if broken or longest > logtail.MAX_LINE_CHARS:
         kept = logtail.split_lines("\n".join(kept).replace("\x00", ""), lines)
     return kept, first
 

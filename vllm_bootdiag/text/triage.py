@@ -141,8 +141,12 @@ def _concerned(
     A line that starts with a digit (a runtime's prefix) is always sorted."""
     if not lines:
         return range(0)
-    flat = "".join(lines)  # one-character tests of it run at memchr speed; a count does not
-    if "\r" in flat or "\n" in flat:
+    if joined is not None and len(joined.doc) > 2**20:  # each line tested: a join copies MBs
+        broken = any("\r" in line or "\n" in line for line in lines)
+    else:  # one-character tests of the joined lines run at memchr speed; a count does not
+        flat = "".join(lines)
+        broken = "\r" in flat or "\n" in flat
+    if broken:
         return range(len(lines))
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes

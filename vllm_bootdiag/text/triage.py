@@ -141,7 +141,9 @@ def _concerned(
     A line that starts with a digit (a runtime's prefix) is always sorted."""
     if not lines:
         return range(0)
-    if joined is not None and len(joined.doc) > 2**20:  # each line tested: a join copies MBs
+    if joined is None:
+        joined = Joined.of(lines)
+    if len(joined.doc) > 2**20:  # each line tested: a join copies MBs
         broken = any("\r" in line or "\n" in line for line in lines)
     else:  # one-character tests of the joined lines run at memchr speed; a count does not
         flat = "".join(lines)
@@ -150,7 +152,7 @@ def _concerned(
         return range(len(lines))
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
-    plain = (joined if joined is not None else Joined.of(lines)).plain
+    plain = joined.plain
     return list(compress(range(len(lines)), _concern(tuple(starts)).findall(plain)))
 
 

@@ -112,22 +112,17 @@ def bench_big_input(log: Path) -> None:
 _ROUTE = "(APIServer pid=1) INFO 11-29 16:19:50 [launcher.py:46] Route: /v1/models, Methods: GET "
 
 
-def bench_adversarial() -> None:
-    """The slowest 16 KB adversarial line (tests/test_rule_linear.py's runs) through
-    classify, as a ratio to a plain 400-line tail: linear patterns keep it near 1."""
+def adversarial_shapes() -> dict[str, list[str]]:
+    """The issue's bound: no tail of <= 400 lines x 16 KB over 50 ms. Every run of
+    tests/test_rule_linear.py after a record, and every corpus line padded with one of
+    them to 16 KB, 400 lines of each shape; the same behind a CI gutter (every repair step
+    runs), and a paste that lost its newlines (each line 188 records run together: 75,200
+    records, of which, as of the same records with their newlines, the last 400 are read)."""
     runs = ["█" * 16384, " " * 16384, "9" * 16384, "(" * 16384, "`" * 16384]
     lines = [f"(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] {r}" for r in runs]
     lines += [f"(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] {r}" for r in runs]
-    worst, _ = _best_of(lambda: classify(lines), 5)
-    base, _ = _best_of(lambda: classify(_tail_of(DEFAULT_LOG)), 20)
-    print(f"classify 10 adversarial 16 KB lines: {worst / base:.1f}x a 400-line corpus tail")
-    # The issue's bound: no tail of <= 400 lines x 16 KB over 50 ms. Every run above, and
-    # every corpus line padded with one of them to 16 KB, 400 lines of each shape; the same
-    # behind a CI gutter (every repair step runs), and a paste that lost its newlines (each
-    # line 188 records run together: split into 75,200 lines, which the diagnosis of an
-    # `unknown` then reads one by one: over half a second, the engine's part of it most).
     corpus_line = _tail_of(DEFAULT_LOG)[-1]
-    shapes = {
+    return {
         **{f"{r[0]!r} run": [f"{pre}{r}"[:16384] for pre in (lines[0][:60], lines[5][:52])] * 200
            for r in runs},
         "corpus lines + 16 KB": [(line + " " + runs[k % 5])[:16384]
@@ -137,6 +132,18 @@ def bench_adversarial() -> None:
                                for k, line in enumerate(_tail_of(DEFAULT_LOG))],
         "records run together": [(_ROUTE * 200)[:16384]] * 400,
     }  # fmt: skip
+
+
+def bench_adversarial() -> None:
+    """The slowest 16 KB adversarial line (tests/test_rule_linear.py's runs) through
+    classify, as a ratio to a plain 400-line tail: linear patterns keep it near 1."""
+    runs = ["█" * 16384, " " * 16384, "9" * 16384, "(" * 16384, "`" * 16384]
+    lines = [f"(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] {r}" for r in runs]
+    lines += [f"(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] {r}" for r in runs]
+    worst, _ = _best_of(lambda: classify(lines), 5)
+    base, _ = _best_of(lambda: classify(_tail_of(DEFAULT_LOG)), 20)
+    print(f"classify 10 adversarial 16 KB lines: {worst / base:.1f}x a 400-line corpus tail")
+    shapes = adversarial_shapes()
     costs = sorted(
         ((_best_of(lambda t=t: classify(t), 3)[0], name) for name, t in shapes.items()),
         reverse=True,

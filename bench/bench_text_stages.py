@@ -1,7 +1,11 @@
 """Benchmark: what each text stage of `classify` costs, per corpus tail and on 400-line
 x 16 KB tails (the issue's bound: no such tail over 50 ms through `classify`).
 
-Run: python bench/bench_text_stages.py [--repeat 9] [--shapes-only]
+Run: python bench/bench_text_stages.py [--repeat 9] [--shapes-only] [--against DIR]
+
+`--against DIR` (DIR from `git archive <commit> vllm_bootdiag | tar -x -C DIR`) times
+classify on every shape here and in bench_classify.py, and over the corpus tails, with
+DIR's package and this one's, alternating in subprocesses: before/after in one run.
 
 Stages, in the order the pipeline runs them: reading a list into the tail
 (`pipeline._lines`), the clean-tail check (`damage_check.damaged`), the per-line
@@ -26,13 +30,17 @@ Then (fd84ec3, one colour-code strip shared), on the 38 coloured corpus tails: `
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# `--worker DIR`: the classify costs of an older export in DIR (see `--against`)
+_SOURCE = sys.argv[sys.argv.index("--worker") + 1] if "--worker" in sys.argv else str(ROOT)
+sys.path.insert(0, _SOURCE)
 
 from vllm_bootdiag import classify, corpus, logtail, pipeline, timeline  # noqa: E402
 from vllm_bootdiag.text import damage_check, normalize  # noqa: E402
@@ -102,11 +110,66 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+def _all_shapes() -> dict[str, list[str]]:
+    """This file's shapes and bench_classify.py's."""
+    sys.path.append(str(ROOT / "bench"))
+    import bench_classify
+
+    theirs = bench_classify.adversarial_shapes()
+    return {**shapes(), **{f"[classify] {k}": v for k, v in theirs.items()}}
+
+
+def _worker(repeat: int) -> None:
+    """CPU seconds (best of `repeat`) of classify on each shape and, summed, on the corpus
+    tails, as JSON: CPU time, as the load of a shared machine moves wall times."""
+    import vllm_bootdiag
+
+    assert vllm_bootdiag.__file__ is not None and vllm_bootdiag.__file__.startswith(_SOURCE)
+
+    def cpu(raw: list[str], n: int) -> float:
+        best = float("inf")
+        for _ in range(n):
+            t0 = time.process_time()
+            classify(list(raw))
+            best = min(best, time.process_time() - t0)
+        return best
+
+    out = {name: cpu(raw, repeat) for name, raw in _all_shapes().items()}
+    tails = [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
+    out["corpus tails (sum)"] = sum(cpu(raw, 3 * repeat) for raw in tails)
+    print(json.dumps(out))
+
+
+def against(older: Path, rounds: int, repeat: int) -> None:
+    """Then (an export of an older commit in `older`) and now, alternating in subprocesses
+    on this machine: the ratio holds whatever the load, the absolute times do not."""
+    runs: dict[str, list[dict[str, float]]] = {"then": [], "now": []}
+    for _ in range(rounds):
+        for label, src in (("then", older), ("now", ROOT)):
+            cmd = [sys.executable, __file__, "--worker", str(src), "--repeat", str(repeat)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            runs[label].append(json.loads(done.stdout))
+    print(f"classify, CPU ms (best of {repeat}, least of {rounds} rounds): then ({older}) / now")
+    for name in runs["now"][0]:
+        then = min(r[name] for r in runs["then"] if name in r) * 1e3
+        now = min(r[name] for r in runs["now"]) * 1e3
+        print(f"  {name:40s} {then:7.1f} {now:7.1f}  {now / then:5.2f}x")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--shapes-only", action="store_true")
+    p.add_argument("--against", type=Path, help="a directory holding an older vllm_bootdiag/")
+    p.add_argument("--rounds", type=int, default=3, help="alternations with --against")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.worker:
+        _worker(min(args.repeat, 5))
+        return
+    if args.against:
+        against(args.against, args.rounds, min(args.repeat, 5))
+        return
     if not args.shapes_only:
         tails = [logtail.read_tail(e.log_path) for e in corpus.entries(ROOT / "corpus")]
         total: dict[str, float] = {}

@@ -39,7 +39,7 @@ _TRACEBACK = Lazy(r"Traceback \(most recent call last\):")
 _FRAME = re.compile(r"File \"[^\"\n]{1,400}\", line \d+, in ")
 _TAG = Lazy(r"\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?")
 """vLLM's process tag before a record: a cut goes before it."""
-_RECORD_AT = re.compile(r"(?:\([^)]{0,80}\) ?)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-")
+_RECORD_AT = Lazy(r"(?:\([^)]{0,80}\) ?)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-")
 """A record (its process tag included) at a start: the message of an empty record before it
 is not this record (a banner's blank row is a line of its own)."""
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)

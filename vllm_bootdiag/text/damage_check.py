@@ -18,6 +18,7 @@ few places left, and the commonest of those (a record after the process tag that
 from __future__ import annotations
 
 import re
+from functools import cache
 from operator import itemgetter
 
 import regex
@@ -49,14 +50,19 @@ _RECORD_INSIDE = re.compile(
 its timestamp (a literal: one scan for all five levels, which an alternation of the
 levels would try at every character); records never overlap. The match is the dash
 alone, so `findall` lists one shared string per record, not a copy of each."""
-_RECORD_INSIDE_BY_COLON = re.compile(
-    r":(?<=\d\d-\d\d \d\d:)(?=\d\d:\d\d)(?:"
-    + "|".join(rf"(?<={level} \d\d-\d\d \d\d:)" for level in _LEVELS)
-    + ")"
-    + "".join(rf"(?<!\n{level} \d\d-\d\d \d\d:)" for level in _LEVELS)
-)
-"""The same records, found by the first colon of their time (`INFO 01-02 03:04`): for a
-text whose dashes are too many to stop at (a 16 KB run of `INFO 01-`), one stop per colon."""
+@cache
+def _record_inside_by_colon() -> re.Pattern[str]:
+    """The same records, found by the first colon of their time (`INFO 01-02 03:04`): for
+    a text whose dashes are too many to stop at (a 16 KB run of `INFO 01-`), one stop per
+    colon. Compiled on first use (0.2 ms): only a long tail of such lines needs it."""
+    return re.compile(
+        r":(?<=\d\d-\d\d \d\d:)(?=\d\d:\d\d)(?:"
+        + "|".join(rf"(?<={level} \d\d-\d\d \d\d:)" for level in _LEVELS)
+        + ")"
+        + "".join(rf"(?<!\n{level} \d\d-\d\d \d\d:)" for level in _LEVELS)
+    )
+
+
 _TAGGED_RECORD = re.compile(r"\n(?=\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
 every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
@@ -168,7 +174,7 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
     scan a stop; one with both (runs of `01-01 01:01:01`) skips the count."""
     inside: re.Pattern[str] | None = _RECORD_INSIDE
     if len(doc) >= 65536 and doc.count("-") * 16 >= len(doc):
-        inside = _RECORD_INSIDE_BY_COLON if doc.count(":") * 16 < len(doc) else None
+        inside = _record_inside_by_colon() if doc.count(":") * 16 < len(doc) else None
     if inside is not None:
         if tagged is None:  # (how many lines `_TAGGED_RECORD` finds, when counted already)
             tagged = len(_TAGGED_RECORD.findall(doc))

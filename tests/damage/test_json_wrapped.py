@@ -1,10 +1,12 @@
 """docker json-file records as users hand them over: behind a CI gutter or a markdown
-quote, or hard-wrapped by a terminal (`cat` of the container's `*-json.log`).
+quote, hard-wrapped by a terminal (`cat` of the container's `*-json.log`), or with the
+error message inside a record reflowed at its sentences.
 
 Built by damaging real corpus logs (tests/damage/damages.py), two damages in a row:
 each record must be decoded (its message read, not the escaped JSON around it), so the
 answer and its numbers equal the clean log's. Before the fix, the engine-kill log
-(LC004, whose pattern ends the line) came out `unknown` under every pair below.
+(LC004, whose pattern ends the line) came out `unknown` under every pair below, and a
+reflowed KV shortfall lost vLLM's estimate of the context that fits.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ _LOGS = (
     "0.17.0/engine_died__engine-sigkill__cpu.log",
     "0.32.0/kv_cache_shortfall__llama1b-kvspace1__cpu.log",
     "0.32.0/model_not_found__hub-repo-missing__cpu.log",
+    "0.25.0/kv_cache_shortfall__llama1b-kvspace1__cpu.log",
+    "0.27.1/weight_load_oom__llama1b-weights-v2__cuda.log",
 )
-_OUTER = ("ci_gutter", "markdown", "wrap80", "wrap120")
+_OUTER = ("ci_gutter", "markdown", "wrap80", "wrap120", "fold100", "reflow")
 
 
 def _json_then(outer: str) -> damages.Damage:
@@ -33,8 +37,16 @@ def _json_then(outer: str) -> damages.Damage:
     return damages.Damage(f"json_file+{outer}", lambda ls: then.apply(inner.apply(ls)))
 
 
-@pytest.mark.parametrize("outer", _OUTER)
-@pytest.mark.parametrize("log", _LOGS)
+_CASES = [
+    (log, outer)
+    for log in _LOGS
+    for outer in _OUTER
+    # wrapped, this one's 400 rows no longer reach back to the phase that names the OOM
+    if not ("weight_load_oom" in log and outer.startswith(("wrap", "fold")))
+]
+
+
+@pytest.mark.parametrize(("log", "outer"), _CASES)
 def test_json_records_under_a_second_damage_read_as_the_clean_log(log: str, outer: str) -> None:
     lines = logtail.read_tail(ROOT / "corpus" / log)
     clean = classify(lines)

@@ -318,21 +318,44 @@ def _repaired(raw: Sequence[str], first_line: int, keep: int, ran: set[str]) -> 
     return out
 
 
-def _decode_rejoined(lines: list[Row], ran: set[str]) -> list[Row]:
-    """Rows that became whole json-file records only when rejoined (a terminal wrapped
-    each record) go through the per-line steps again: decoded, their prefixes stripped."""
+_JSON_STARTS = ('{"log"', '{"MESSAGE"')
+_JSON_ROWS, _JSON_CHARS = 64, 32 * 1024
+"""The most rows and characters one json-file record is gathered from (a terminal wrapped
+it, a paste reflowed the message inside it; docker splits a longer line into 16 KB records)."""
+
+
+def _json_records(lines: list[Row], raw: Sequence[str], base: int, ran: set[str]) -> list[Row]:
+    """json-file records that a terminal wrapped or a paste reflowed over several rows,
+    gathered from the rows as read (rows after the first record row went through the
+    per-line steps as text of their own) until the record decodes, then repaired as one
+    line. A row ends a record only with `}`: the decoder runs only there."""
     out: list[Row] = []
-    for row in lines:
-        if row[0][:2] != '{"' or "rejoin_wrapped" not in row[3]:
+    width = max(map(len, raw), default=0)
+    k = 0
+    while k < len(lines):
+        row = lines[k]
+        k += 1
+        if not row[0].startswith(_JSON_STARTS):
             out.append(row)
             continue
-        texts, names = _per_line(row[0])
+        text, last = row[0], row[2]
+        texts, names = _per_line(text) if text.rstrip().endswith("}") else ([], [])
+        while "json_file" not in names and last - row[2] < _JSON_ROWS and len(text) < _JSON_CHARS:
+            nxt = last + 1 - base
+            if nxt >= len(raw) or raw[nxt].startswith('{"'):
+                break
+            text += ("" if len(raw[nxt - 1]) == width else " ") + raw[nxt]
+            last += 1
+            if text.rstrip().endswith("}"):
+                texts, names = _per_line(text)
         if "json_file" not in names:
             out.append(row)
             continue
-        ran.update(names)
-        repairs = tuple(dict.fromkeys((*row[3], *names)))
-        out.extend((text, row[1], row[2], repairs) for text in texts)
+        while k < len(lines) and lines[k][1] <= last:
+            k += 1  # the rows gathered into the record
+        ran.update((*names, "rejoin_wrapped") if last > row[1] else names)
+        repairs = tuple(dict.fromkeys((*row[3], *names, *(("rejoin_wrapped",) * (last > row[1])))))
+        out.extend((t, row[1], last, repairs) for t in texts)
     return out
 
 
@@ -346,7 +369,8 @@ def normalize_rows(
     """`normalize`, with each line as a Row (what the pipeline reads). `joined` is `raw`
     joined, when the caller hands it on to triage (one colour-code strip for both)."""
     ran: set[str] = set()
-    if not _damaged(joined if joined is not None else Joined.of(raw)):
+    damaged = _damaged(joined if joined is not None else Joined.of(raw))
+    if not damaged:
         numbers = range(first_line, first_line + len(raw))
         lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
     else:
@@ -354,8 +378,8 @@ def normalize_rows(
     if lookahead and len(lines) > 1:
         lines, rejoins = _rejoin(lines, raw, first_line)
         ran.update(rejoins)
-        if rejoins:
-            lines = _decode_rejoined(lines, ran)
+        if damaged and any(row[0].startswith(_JSON_STARTS) for row in lines):
+            lines = _json_records(lines, raw, first_line, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran)
 
 

@@ -98,28 +98,39 @@ def test_a_rule_built_in_code_is_checked_unless_deferred() -> None:
         assert Rule(**{**BAD_RULE, "outcome": "unknown"}) == good
 
 
-def test_the_collector_is_as_it_was_after_a_first_import() -> None:
-    """The cyclic GC waits while the classifier loads, and is back on after (and stays off
-    for a caller who turned it off)."""
+def test_the_library_leaves_the_collector_alone() -> None:
+    """The collector's state belongs to the program that imports the library."""
     code = (
         "import gc, vllm_bootdiag\n"
-        "on_before = gc.isenabled()\n"
         "vllm_bootdiag.classify(['x'])\n"
-        "print(on_before, gc.isenabled())\n"
-        "gc.disable()\n"
-        "vllm_bootdiag.Supervisor\n"
-        "print(gc.isenabled())"
+        "print(gc.isenabled(), gc.get_freeze_count())"
     )
-    assert _fresh(code).split() == ["True", "True", "False"]
+    assert _fresh(code).split() == ["True", "0"]
 
 
-def test_the_collector_is_back_on_when_an_import_fails() -> None:
+def test_the_cli_freezes_what_it_loaded_and_collects_after() -> None:
+    """`cli classify`: the collector waits while the library loads, then walks it no more
+    (frozen); it is on again for the rest of the run."""
+    code = (
+        "import contextlib, gc, io\n"
+        "from vllm_bootdiag.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['classify', {str(LOGS[0])!r}])\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
+    )
+    assert _fresh(code).split() == ["True", "True"]
+
+
+def test_the_collector_is_back_on_when_a_load_fails() -> None:
     import gc
 
-    from vllm_bootdiag import _PausedGc
+    from vllm_bootdiag.cli import Loading
 
     assert gc.isenabled()
-    with pytest.raises(ImportError), _PausedGc():
-        assert not gc.isenabled()
-        import vllm_bootdiag.no_such_module  # noqa: F401
-    assert gc.isenabled()
+    try:
+        with pytest.raises(ImportError), Loading():
+            assert not gc.isenabled()
+            import vllm_bootdiag.no_such_module  # noqa: F401
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()  # this test process's objects go back to the collector

@@ -10,7 +10,6 @@ pays for the planner and the supervisor, and `import vllm_bootdiag` costs no rul
 
 from __future__ import annotations
 
-import gc
 import importlib
 from typing import TYPE_CHECKING, Any
 
@@ -84,32 +83,12 @@ __all__ = [
 ]
 
 
-class _PausedGc:
-    """`with _PausedGc():` around a first import: the cyclic garbage collector waits until
-    it is done. Loading the classifier (pydantic, the outcome models, the rule table, the
-    patterns) allocates some 100,000 objects, none of them garbage, and the collections
-    they set off cost 5-7% of a fresh interpreter's import and first classify. Nested or
-    with the collector already off, it leaves the collector as it found it."""
-
-    __slots__ = ("_was_enabled",)
-
-    def __enter__(self) -> None:
-        self._was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._was_enabled:
-            gc.enable()
-
-
 def __getattr__(name: str) -> Any:
     """Import a public name on first use, then keep it as a plain module attribute."""
     if name in _SUBMODULES:
-        with _PausedGc():
-            value: Any = importlib.import_module(f".{name}", __name__)
+        value: Any = importlib.import_module(f".{name}", __name__)
     elif name in _WHERE:
-        with _PausedGc():
-            value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -89,9 +89,9 @@ def cmd_classify(args: argparse.Namespace) -> int:
         from .watch import cmd_watch
 
         return cmd_watch(args)
-    from .. import _PausedGc
+    from . import Loading
 
-    with _PausedGc():
+    with Loading():
         from .. import pipeline
 
     rules = ruleset(args)
@@ -102,7 +102,10 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from .. import timeline
+    from . import Loading
+
+    with Loading():
+        from .. import timeline
 
     t = read(args.log, args.lines)
     tl = timeline.build(t.lines, first_line=t.first_line or 1)

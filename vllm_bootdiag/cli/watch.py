@@ -115,8 +115,11 @@ def _chunks(path: str, deadline: float | None) -> Iterator[bytes]:
 def cmd_watch(args: argparse.Namespace) -> int:
     """Feed every line to a BootWatcher; print its Diagnosis when the boot ends (or the
     input ends, or --timeout passes). Exit 0 when the server came up, else 1."""
-    from ..engine import BootWatcher
+    from . import Loading
     from .log_commands import ruleset, show_diagnosis
+
+    with Loading():
+        from ..engine import BootWatcher
 
     timeout: float | None = args.timeout
     if timeout is not None and not timeout > 0:

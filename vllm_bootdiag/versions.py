@@ -8,8 +8,8 @@ the engine's `Initializing a V1 LLM engine (vX)`), or from the caller.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -27,8 +27,7 @@ _DETECTORS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Detected:
+class Detected(NamedTuple):
     """A version and where it came from: `log` (line number) or `hint`."""
 
     version: Version

@@ -15,7 +15,7 @@ offered to markers, so it could not fire.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 PHASES: tuple[str, ...] = (
     "arguments",
@@ -34,8 +34,7 @@ PHASES: tuple[str, ...] = (
 """Boot phases in the order vLLM goes through them."""
 
 
-@dataclass(frozen=True, slots=True)
-class Marker:
+class Marker(NamedTuple):
     """A progress message: where its INFO message starts, its phase, its numbers.
 
     `start` is matched at the start of the message (after 0.32's optional

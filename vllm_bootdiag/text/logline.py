@@ -15,7 +15,7 @@ the few lines a rule or the diagnosis reads. Both use the same expressions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 """An ANSI SGR/CSI escape (colour, cursor): the only copy of this expression."""
@@ -66,8 +66,7 @@ def tag_end(text: str) -> int:
     return m.end() if m is not None else 0
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(NamedTuple):
     """Where a line's message starts, and the record's level and timestamp (None for
     raw stderr). `text` is the line less CR, ANSI codes and a runtime prefix."""
 
@@ -80,8 +79,7 @@ class Head:
     source: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
+class LogLine(NamedTuple):
     """One line of output with vLLM's wrapping taken apart.
 
     `message` is what the rule patterns see. For a raw stderr line (a traceback,

@@ -15,8 +15,8 @@ one line at a time) turns off the steps that need the following lines.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import repeat
+from typing import NamedTuple
 
 from .collapsed import EXCEPTION as _EXC
 from .collapsed import split_collapsed as _split_collapsed
@@ -35,8 +35,7 @@ from .wrappers import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     """One logical line after repair, with where it came from in the original input."""
 
     text: str
@@ -49,8 +48,7 @@ class Line:
     """Names of the repair steps that changed it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Repair:
+class Repair(NamedTuple):
     """One named repair step, in the order `normalize` runs them."""
 
     name: str

@@ -16,8 +16,7 @@ import stat
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 DEFAULT_LINES = 400
 """What serving workers keep: RunPod's worker-vllm keeps the last 400 lines."""
@@ -49,8 +48,7 @@ class LogReadError(Exception):
     """The log could not be read (missing, a directory, no permission, corrupt archive)."""
 
 
-@dataclass(frozen=True, slots=True)
-class LogTail:
+class LogTail(NamedTuple):
     """The last lines of a log and where they start in it.
 
     `first_line` is the 1-based line number of `lines[0]` in the whole input, so a

@@ -161,7 +161,7 @@ class BootFacts(BaseModel):
 class PhaseEvent(BaseModel):
     """The first line of a boot phase."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built by model_construct
     phase: str
     line: int
     timestamp: str | None = None
@@ -173,7 +173,7 @@ class PhaseEvent(BaseModel):
 class Timeline(BaseModel):
     """Where the boot got to, when, and what it printed along the way."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built by model_construct
     events: tuple[PhaseEvent, ...] = ()
     last_phase: str | None = None
     facts: BootFacts = BootFacts()

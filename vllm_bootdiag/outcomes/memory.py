@@ -6,7 +6,7 @@ mode, a smaller KV cache, lower utilization.
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from .base import Category, Count, GiB, Plan, _Outcome
 
@@ -19,6 +19,7 @@ class _Memory(_Outcome):
 class CudaOomNumbers(BaseModel):
     """The numbers in PyTorch's `CUDA out of memory. Tried to allocate ...` text."""
 
+    model_config = ConfigDict(defer_build=True)  # a mixin: its kinds are what is validated
     tried_to_allocate_gib: GiB | None = None
     gpu_index: int | None = None
     total_capacity_gib: GiB | None = None

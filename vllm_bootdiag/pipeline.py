@@ -11,7 +11,9 @@ stage hands the next what it needs.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 
 from . import boots, logtail, timeline
 from .diagnosis import Diagnosis
@@ -43,23 +45,68 @@ def _cut_text(text: str, lines: int) -> tuple[str, int]:
     return text[cut + 1 :], text.count("\n", 0, cut + 1) + 1
 
 
-def _lines(log: str | Sequence[str], lines: int) -> tuple[list[str], int]:
+def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
     """The tail as clean lines (no CR, NUL or overlong line) and its first line number."""
+    if isinstance(log, (bytes, bytearray)):
+        log = text_tail.decode(bytes(log))
     if isinstance(log, str):
         text, first = _cut_text(log, lines)
         kept = logtail.split_lines(text, None)
         return kept[-lines:], first + max(len(kept) - lines, 0)
-    first = max(len(log) - lines, 0) + 1
-    kept = list(log[first - 1 :])
+    if isinstance(log, (list, tuple)):
+        first = max(len(log) - lines, 0) + 1
+        kept = list(log[first - 1 :])
+    elif isinstance(log, Iterable):
+        # a deque (no slices), a file object, a generator: its last lines, counted
+        window: deque[str] = deque(maxlen=lines)
+        seen = 0
+        for line in log:
+            window.append(line)
+            seen += 1
+        first, kept = seen - len(window) + 1, list(window)
+    else:
+        raise TypeError(
+            f"classify() takes the log as text or as lines of text, not {type(log).__name__}"
+        )
+    try:
+        broken, longest, flat = _damage(kept)
+    except TypeError:  # lines read as bytes (a pipe opened in binary), or not text at all
+        kept = [_text(x) for x in kept]
+        broken, longest, flat = _damage(kept)
+    if broken or longest > logtail.MAX_LINE_CHARS:
+        # An element is one line as a worker kept it, with its newline (`for line in
+        # proc.stdout`) or without: joined as the file held them, never a blank line between.
+        if flat is not None and all(map(str.endswith, kept, repeat("\n"))):
+            text = flat
+        else:
+            text = "\n".join(s[:-1] if s.endswith("\n") else s for s in kept)
+        text = text.replace("\x00", "") if "\x00" in text else text
+        if text.count("\n") > lines:  # lines holding lines: cut before splitting
+            text, cut = _cut_text(text, lines)
+            first += cut - 1
+        split = logtail.split_lines(text, None)
+        first += max(len(split) - lines, 0)
+        kept = split[-lines:]
+    return kept, first
+
+
+def _damage(kept: list[str]) -> tuple[bool, int, str | None]:
+    """Whether any line holds a line end or a NUL, the longest line, and the lines joined
+    when they were (TypeError when a line is not text)."""
     longest = max(map(len, kept), default=0)
     if longest > 1024:  # each line tested: joining 16 KB lines copies megabytes
-        broken = any("\n" in s or "\r" in s or "\x00" in s for s in kept)
-    else:  # one-character tests of the joined lines run at memchr speed; a count does not
-        flat = "".join(kept)
-        broken = "\n" in flat or "\r" in flat or "\x00" in flat
-    if broken or longest > logtail.MAX_LINE_CHARS:
-        kept = logtail.split_lines("\n".join(kept).replace("\x00", ""), lines)
-    return kept, first
+        return any("\n" in s or "\r" in s or "\x00" in s for s in kept), longest, None
+    flat = "".join(kept)  # one-character tests of it run at memchr speed; a count does not
+    return "\n" in flat or "\r" in flat or "\x00" in flat, longest, flat
+
+
+def _text(line: object) -> str:
+    """One line of a list as text: bytes decoded as a file's are, anything else refused."""
+    if isinstance(line, str):
+        return line
+    if isinstance(line, (bytes, bytearray)):
+        return text_tail.decode(bytes(line))
+    raise TypeError(f"classify() takes lines of text, not {type(line).__name__}")
 
 
 def run(
@@ -105,14 +152,15 @@ def run(
 
 
 def classify(
-    log: str | Sequence[str],
+    log: str | Iterable[str],
     version: str | None = None,
     *,
     rules: RuleSet | None = None,
     extra_rules: Iterable[Rule] = (),
     first_line: int = 1,
 ) -> Diagnosis:
-    """Classify a boot log given as text or as lines (the tail a worker kept).
+    """Classify a boot log given as text or as lines (the tail a worker kept: a list,
+    a deque, an open file; each line with its newline or without).
 
     Input longer than the default tail is cut to its last 400 lines, as a worker
     keeps them. `rules` replaces the built-in table; `extra_rules` are added to it.

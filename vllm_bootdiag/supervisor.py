@@ -38,6 +38,8 @@ from .run_summary import AttemptSummary, RunSummary
 __all__ = ["AttemptSummary", "LaunchError", "RunSummary", "Supervisor", "health_ok", "run"]
 
 _LAUNCHER = str(Path(__file__).resolve().parent / "_launcher.py")
+_MAX_SECONDS = 1e9
+"""The longest boot timeout taken (about 31 years): a larger one is a typo or `inf`."""
 """Runs the command and SIGKILLs its process group if this process dies (see it)."""
 
 
@@ -65,6 +67,13 @@ class Supervisor:
         unconfirmed_boot_seconds: float = 15.0,
         say_width: int | None = 80,
     ) -> None:
+        if not (isinstance(boot_timeout, (int, float)) and 0 < boot_timeout < _MAX_SECONDS):
+            # nan and inf compare false: a boot that never timed out, or a deadline
+            # no clock can hold (OverflowError deep in a wait)
+            raise ValueError(
+                f"boot_timeout takes seconds above 0 (below {_MAX_SECONDS:.0e}), "
+                f"not {boot_timeout!r}"
+            )
         self.argv = list(argv)
         config = LaunchConfig.from_argv(argv)
         if config.passthrough:
@@ -178,8 +187,11 @@ class Supervisor:
 
         while True:
             deadline = time.monotonic() + self.boot_timeout
+            by_budget = False  # which limit the deadline is: it names the flag to raise
             if self.policy.max_boot_seconds is not None:
-                deadline = min(deadline, started + self.policy.max_boot_seconds)
+                budget_end = started + self.policy.max_boot_seconds
+                by_budget = budget_end < deadline
+                deadline = min(deadline, budget_end)
             boot = self._boot_once(config, deadline)
             diag = boot.diagnosis
             outcome = boot.kind if diag is None or boot.kind != "failed" else diag.primary.kind
@@ -215,7 +227,7 @@ class Supervisor:
             if self._stop_signal is not None or boot.kind == "stopped":
                 return summary("stopped")
             if boot.kind == "timeout" or diag is None:
-                return summary("gave_up", give_up=self._timed_out(boot, started))
+                return summary("gave_up", give_up=self._timed_out(boot, by_budget))
             decision = plan(diag, config, self.policy, history)
             if isinstance(decision, GiveUp):
                 return summary("gave_up", give_up=decision)
@@ -236,11 +248,11 @@ class Supervisor:
             diagnosis = watcher.diagnosis()
         return fitted_below_minimum(diagnosis, config, self.policy)
 
-    def _timed_out(self, boot: Boot, started: float) -> GiveUp:
-        """Which limit ended the boot, and the flag that raises it."""
+    def _timed_out(self, boot: Boot, by_budget: bool) -> GiveUp:
+        """Which limit ended the boot (the earlier of the two deadlines), and the flag
+        that raises it."""
         budget = self.policy.max_boot_seconds
-        by_budget = budget is not None and (time.monotonic() - started) >= budget - 1.0
-        if by_budget:
+        if by_budget and budget is not None:
             reason = f"the boot-seconds budget ({budget:.0f} s across launches) ran out"
             flag = "--budget-seconds (VLLM_BOOTDIAG_MAX_BOOT_SECONDS)"
         else:

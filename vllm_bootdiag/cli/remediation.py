@@ -262,8 +262,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             boot_timeout=args.boot_timeout,
             say_width=None if args.wide else render.WIDTH,
         )
-    except LaunchConfigError as e:
-        raise _InputError(str(e)) from None
+    except ValueError as e:  # LaunchConfigError, or a --boot-timeout of nan, 0 or inf
+        raise _InputError(str(e).replace("boot_timeout", "--boot-timeout")) from None
     if sup.config.passthrough:
         notice = (
             f"vllm-bootdiag: no vLLM arguments found in {shlex.join(command)[:120]}: relaunches "

@@ -1,0 +1,76 @@
+"""Which limit ended a hung boot, and the timeouts `run` accepts.
+
+Why: a boot stopped by `--boot-timeout` was reported as the boot-seconds budget running out
+(with "raise --budget-seconds") whenever the budget was within a second of the time spent,
+and `--boot-timeout nan` never timed out while `inf` or `0` were taken without a word.
+The hung boot is the stand-in vllm (tests/fakes) printing a line vLLM prints, then sleeping.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_supervisor import Fake
+
+from vllm_bootdiag.planning import Policy
+from vllm_bootdiag.supervisor import Supervisor
+
+STALL = "INFO 11-29 16:18:01 [model.py:2152] Using max model len 8192\n"
+
+
+@pytest.fixture
+def hung(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    fakes = Path(__file__).resolve().parent / "fakes" / "bin"
+    monkeypatch.setenv("PATH", f"{fakes}{os.pathsep}{os.environ.get('PATH', '')}")
+    log = tmp_path / "stall.log"
+    log.write_text(STALL)
+    return Fake(tmp_path, [{"log": str(log), "hang": True}])
+
+
+def test_the_boot_timeout_is_named_when_it_ends_the_boot(hung: Fake) -> None:
+    # the budget (1.8 s) is later than the boot's own deadline (1 s): the boot timeout ended it
+    sup = hung.supervisor(hung.argv(), Policy(max_boot_seconds=1.8), boot_timeout=1.0)
+    try:
+        summary = sup.run()
+    finally:
+        sup.stop()
+    give_up = summary.give_up
+    assert give_up is not None and give_up.cause == "budget"
+    assert "--boot-timeout (1 s)" in give_up.reason
+    assert give_up.advice[0].startswith("Raise --boot-timeout ")
+
+
+def test_the_budget_is_named_when_it_ends_the_boot(hung: Fake) -> None:
+    sup = hung.supervisor(hung.argv(), Policy(max_boot_seconds=1.0), boot_timeout=30.0)
+    try:
+        summary = sup.run()
+    finally:
+        sup.stop()
+    give_up = summary.give_up
+    assert give_up is not None and "boot-seconds budget (1 s" in give_up.reason
+    assert give_up.advice[0].startswith("Raise --budget-seconds ")
+    assert summary.attempts[0].seconds < 10
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, 1e300, 0.0, -1.0])
+def test_a_boot_timeout_no_clock_can_keep_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="boot_timeout takes seconds above 0"):
+        Supervisor(["vllm", "serve", "m"], Policy(), boot_timeout=bad)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "0", "-1", "1e300"])
+def test_run_refuses_such_a_boot_timeout_in_one_line(bad: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", "run", "--boot-timeout", bad, "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("vllm-bootdiag: error: --boot-timeout takes seconds above 0")
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr

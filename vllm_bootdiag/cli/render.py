@@ -84,6 +84,8 @@ def diagnosis(d: Diagnosis, wide: bool) -> str:
     if p.evidence:
         ev = p.evidence[0]
         lines.append(wrap(f"line {ev.line}: {ev.text}", wide, max_lines=EVIDENCE_LINES))
+    # how the answer was reached: an earlier boot left out, a version hint the log contradicts
+    lines.extend(wrap(f"note: {n}", wide) for n in d.notes)
     if d.remediation:
         lines.append(wrap(f"next: {d.remediation}", wide))
     return "\n".join(lines)

@@ -17,6 +17,9 @@ from .errors import UsageError
 
 POLL_SECONDS = 0.2
 """How often a growing file is looked at again (what `tail -f` does, roughly)."""
+_MAX_SECONDS = 1e9
+"""The longest --timeout taken (about 31 years; none is the default): select() cannot
+wait for `inf` or 1e300 seconds."""
 _CHUNK = 64 * 1024
 _MAX_LINE_BYTES = 4 * 16_384
 """A line longer than this is cut (the rest is skipped up to its newline): the reader cuts
@@ -122,8 +125,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
         from ..engine import BootWatcher
 
     timeout: float | None = args.timeout
-    if timeout is not None and not timeout > 0:
-        raise UsageError(f"--timeout takes a number of seconds above 0, not {timeout!r}")
+    if timeout is not None and not 0 < timeout < _MAX_SECONDS:  # nan, inf: no clock holds it
+        raise UsageError(
+            f"--timeout takes a number of seconds above 0 (below {_MAX_SECONDS:.0e}), "
+            f"not {timeout!r}"
+        )
     deadline = None if timeout is None else time.monotonic() + timeout
     watcher = BootWatcher(version=args.vllm_version, lines=args.lines, rules=ruleset(args))
     seen: Any = None
@@ -135,6 +141,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     except PermissionError:
         raise UsageError(f"permission denied: {args.log}") from None
     d = seen if seen is not None else watcher.diagnosis()
+    if seen is None:  # say why we answer now: an `unknown` alone reads as a verdict
+        timed_out = deadline is not None and time.monotonic() >= deadline
+        why = (
+            f"no boot-ending line within --timeout {timeout:g} s (the boot may still be going)"
+            if timed_out
+            else "the input ended before the boot did (no boot-ending line in it)"
+        )
+        d = d.model_copy(update={"notes": (*d.notes, why)})
     show_diagnosis(d, args)
     booted = getattr(d.primary, "kind", "") == "booted"
     return 0 if booted else 1

@@ -1,0 +1,65 @@
+"""The CLI as a hostile user drives it: out-of-range timeouts, and the notes that say how
+an answer was reached (an earlier boot left out, a version hint the log contradicts, a
+watch that stopped before the boot ended). Built from real corpus logs.
+
+Why: `watch --timeout inf` was "internal error: OverflowError"; the human output of
+`classify` dropped the notes the JSON carries, so a log appended across an upgrade, or a
+`--vllm-version` the log contradicts, was answered without a word about it; a watch whose
+input ended early printed a bare `unknown`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+KV_LOG = CORPUS / "0.32.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log"
+OLD_BOOT = CORPUS / "0.14.0" / "booted__smollm135m-eager__cpu.log"
+
+
+def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("bad", ["inf", "1e300", "nan", "0", "-1"])
+def test_watch_refuses_a_timeout_no_clock_can_keep(bad: str) -> None:
+    out = _cli("watch", "-", "--timeout", bad, stdin=KV_LOG.read_bytes())
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("vllm-bootdiag: error: --timeout takes a number of seconds")
+    assert out.stderr.count("\n") == 1 and out.stdout == ""
+
+
+def test_watch_says_the_input_ended_before_the_boot() -> None:
+    head = b"".join(KV_LOG.read_bytes().splitlines(keepends=True)[:30])
+    out = _cli("watch", "-", stdin=head)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == "unknown"
+    assert "note: the input ended before the boot did" in out.stdout
+
+
+def test_classify_prints_the_notes_of_an_appended_log(tmp_path: Path) -> None:
+    log = tmp_path / "appended.log"
+    old = OLD_BOOT.read_bytes()
+    log.write_bytes(old + KV_LOG.read_bytes())
+    out = _cli("classify", str(log))
+    assert out.returncode == 0
+    notes = [ln for ln in out.stdout.splitlines() if ln.startswith("note: ")]
+    assert notes and "the tail holds 2 boots" in notes[0]
+    assert "vLLM 0.32.0;" in out.stdout and max(map(len, out.stdout.splitlines())) <= 80
+
+
+def test_classify_says_the_version_hint_was_overruled() -> None:
+    out = _cli("classify", str(KV_LOG), "--vllm-version", "0.21.0")
+    assert out.returncode == 0
+    assert "vLLM 0.32.0;" in out.stdout
+    assert "the version given, 0.21.0, was not used" in out.stdout

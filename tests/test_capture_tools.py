@@ -56,8 +56,20 @@ def test_the_gpu_wheel_gets_no_engine_scenarios() -> None:
     assert "no-platform" not in cpu
 
 
-def test_list_names_the_build() -> None:
-    out = run_capture("--version", "0.33.0", "--package", "vllm", "--list")
+def prepared(root: Path, package: str = "vllm", version: str = "0.33.0") -> str:
+    """An env root where that release's env is ready, so no index is asked: the suite needs
+    no network, and `pip index versions` answers for the running Python (on 3.10 its
+    newest vllm is 0.31.0)."""
+    env = capture_envs.env_dir(root, package, version)
+    env.mkdir(parents=True)
+    (env / ".capture-ready").write_text("")
+    return str(root)
+
+
+def test_list_names_the_build(tmp_path: Path) -> None:
+    out = run_capture(
+        "--version", "0.33.0", "--package", "vllm", "--list", "--env-root", prepared(tmp_path)
+    )
     assert out.returncode == 0, out.stderr
     first, *lines = out.stdout.splitlines()
     rows = [r for r in lines if not r.startswith(" ")]  # notes are indented under their row
@@ -154,8 +166,11 @@ def test_a_release_the_index_lacks_is_one_line_before_any_install(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_device_none_runs_only_the_scenarios_without_a_platform() -> None:
-    out = run_capture("--version", "0.33.0", "--package", "vllm", "--device", "none", "--list")
+def test_device_none_runs_only_the_scenarios_without_a_platform(tmp_path: Path) -> None:
+    out = run_capture(
+        "--version", "0.33.0", "--package", "vllm", "--device", "none", "--list",
+        "--env-root", prepared(tmp_path),
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     rows = [r for r in out.stdout.splitlines()[1:] if not r.startswith(" ")]
     assert [r.split()[0] for r in rows] == ["no-platform"]

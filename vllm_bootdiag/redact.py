@@ -13,13 +13,15 @@ Replacements:
 * ``.../bin/vllm`` and ``.../bin/python3`` of a venv -> ``<venv>/bin/...``
 * a user's home (``/home/<user>``, ``/Users/<user>``, ``/data/users/<user>``, ``C:\\Users\\<user>``,
   ``~user``, ``/root``) -> ``<home>``; shared storage (``/scratch/<x>``, ``/mnt/<x>``, ``/nfs/<x>``,
-  ``/lustre/<x>``, ``/gpfs/<x>``) -> ``<storage>``; ``/tmp`` -> ``<tmp>``; ``/work`` -> ``<work>``
+  ``/lustre/<x>``, ``/gpfs/<x>``, and a user's folder there: ``/scratch/users/<user>``,
+  ``/lustre/<fs>/home/<user>``) -> ``<storage>``; ``/tmp`` -> ``<tmp>``; ``/work`` -> ``<work>``
 * credentials in URLs (``scheme://user:pass@``) -> ``scheme://<user>:<token>@``; URL hosts
   other than public documentation and model hubs -> ``<host>``; secret query values -> ``<token>``
 * e-mail addresses -> ``<email>``
-* ``hf_...``, ``sk-...``, ``ghp_...``, AWS ``AKIA...`` key ids, ``Bearer ...``, ``api_key``,
-  ``--api-key``/``--hf-token``/``--token``/``--password`` values, ``aws_secret_access_key``,
-  ``password``/``secret`` values, ``*_TOKEN=``/``*_SECRET*=``/``*_PASSWORD=`` values -> ``<token>``
+* ``hf_...``, ``sk-...``, ``ghp_...``, AWS ``AKIA...`` key ids, ``Bearer``/``Basic ...``,
+  ``api_key``, ``--api-key``/``--hf-token``/``--token``/``--password`` values,
+  ``aws_secret_access_key``, ``password``/``secret``/``token``/``AccountKey`` values,
+  ``*_TOKEN=``/``*_SECRET*=``/``*_PASSWORD=`` values -> ``<token>``
 * IPv4 and IPv6 addresses -> ``<ip>`` (``0.0.0.0``, ``127.0.0.1``, ``::`` and ``::1`` are kept);
   MAC addresses -> ``<mac>``
 * host names: cloud-style (``ip-10-1-2-3``, ``*.internal``, ``*.local``, ...) and fully qualified
@@ -53,8 +55,16 @@ _VENV_BIN = re.compile(
 )
 _END = r"(?=/|\b|$)"
 _ROOTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # a user's folder on shared storage goes with it: /scratch/users/<user>, /mnt/home/<user>,
+    # /lustre/<fs>/users/<user> (a few folders deep at most), else the root's first folder
+    (
+        re.compile(
+            _START + rf"/(?:scratch|mnt|nfs|lustre|gpfs)"
+            rf"(?:(?:/{_SEG}){{0,3}}?/(?:users?|home|u)/{_SEG}|/{_SEG}){_END}"
+        ),
+        "<storage>",
+    ),
     (re.compile(_START + rf"/(?:home|Users|data/users)/{_SEG}{_END}"), "<home>"),
-    (re.compile(_START + rf"/(?:scratch|mnt|nfs|lustre|gpfs)/{_SEG}{_END}"), "<storage>"),
     (re.compile(_START + rf"/root{_END}"), "<home>"),
     (re.compile(_START + rf"/tmp{_END}"), "<tmp>"),
     (re.compile(_START + rf"/work{_END}"), "<work>"),
@@ -97,7 +107,7 @@ _TOKENS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...
     (re.compile(r"\bsk-(?:[A-Za-z0-9_-]*-)?[A-Za-z0-9]{16,}"), "<token>"),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), "<token>"),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "<token>"),
-    (re.compile(r"(?i)\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 <token>"),
+    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 <token>"),
     (
         re.compile(r"(?i)(['\"]?api[_-]key['\"]?\s*[:=]\s*\[?\s*['\"]?)(?!None\b)[^'\"\s,\]}]+"),
         r"\1<token>",
@@ -121,7 +131,8 @@ _TOKENS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...
     ),
     (
         re.compile(
-            r"(?i)(\b(?:password|passwd|pwd|secret|client_secret)['\"]?\s*[=:]\s*)" + _VALUE
+            r"(?i)(\b(?:password|passwd|pwd|secret|client_secret|token|access_token|auth_token"
+            r"|account_?key)['\"]?\s*[=:]\s*)" + _VALUE
         ),
         _value_sub,
     ),

@@ -275,8 +275,16 @@ def build(lines: Sequence[str], first_line: int = 1) -> Timeline:
     """The last boot's phases reached, with timestamps, and its numbers. `first_line`
     is the number of `lines[0]` in the whole log (a tail's offset), so each event
     cites the file's line, not the tail's."""
-    numbers = range(first_line, first_line + len(lines))
-    tail = Tail(lines, progress_key, numbers if first_line != 1 else None, MESSAGE_STARTS)
+    from .text.normalize import normalize_rows
+
+    # journald, docker json-file, stern, CI pages: the wrappers classify undoes, undone here
+    # too, or a wrapped log shows no phase at all
+    rows, repairs = normalize_rows(lines, first_line=first_line)
+    numbers: Sequence[int] = range(first_line, first_line + len(lines))
+    if repairs:
+        lines, numbers = [r[0] for r in rows], [r[1] for r in rows]
+    plain = not repairs and first_line == 1  # numbered 1.. by position: Tail's default
+    tail = Tail(lines, progress_key, None if plain else numbers, MESSAGE_STARTS)
     found = boots.find(tail, PHASE_OF)
     if found.count > 1:  # a log appended across restarts: the last boot, as classify reads
         tail = Tail(lines[found.last :], progress_key, numbers[found.last :], MESSAGE_STARTS)

@@ -224,7 +224,11 @@ def _read_stream(stream: BinaryIO | Iterable[bytes], lines: int, name: str) -> L
     if head and any(head.startswith(m) for m in (*_COMPRESSED, *_UNSUPPORTED)):
         rest = _Chained(head, blocks)
         reader, compression = _decompressed(head, io.BufferedReader(rest), name)
-        blocks = _guarded(_blocks(reader), compression or "", name)
+        # read1: one decompression step a block, so an archive cut short (a copy or a
+        # download stopped, a log still being written) yields all it held before the EOF;
+        # read(n) loses what it had gathered for that block when the EOF comes
+        step = getattr(reader, "read1", reader.read)
+        blocks = _guarded(iter(lambda: step(_BLOCK), b""), compression or "", name)
     else:
         blocks = _prepend(head, blocks)
     data, dropped = _stream_tail(blocks, lines)
@@ -242,10 +246,18 @@ def _guarded(blocks: Iterator[bytes], fmt: str, name: str) -> Iterator[bytes]:
     is what was written last), corrupt data is a LogReadError."""
     import zlib
 
+    got = False
     try:
-        yield from blocks
+        for block in blocks:
+            got = got or bool(block)
+            yield block
     except EOFError:
-        return
+        if got:
+            return
+        # nothing decoded at all (a bzip2 block is read whole): not "no vLLM output"
+        raise LogReadError(
+            f"{name}: the {fmt} data is cut short before anything in it can be read"
+        ) from None
     except (OSError, zlib.error, ValueError) as e:
         raise LogReadError(f"{name}: corrupt {fmt} data ({e})") from None
 

@@ -22,12 +22,14 @@ OLD_BOOT = CORPUS / "0.14.0" / "booted__smollm135m-eager__cpu.log"
 
 
 def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    out = subprocess.run(
         [sys.executable, "-m", "vllm_bootdiag", *args],
-        input=stdin.decode() if stdin is not None else None,
+        input=stdin if stdin is not None else b"",
         capture_output=True,
-        text=True,
         timeout=60,
+    )
+    return subprocess.CompletedProcess(
+        out.args, out.returncode, out.stdout.decode(), out.stderr.decode()
     )
 
 
@@ -63,3 +65,27 @@ def test_classify_says_the_version_hint_was_overruled() -> None:
     assert out.returncode == 0
     assert "vLLM 0.32.0;" in out.stdout
     assert "the version given, 0.21.0, was not used" in out.stdout
+
+
+@pytest.mark.parametrize("ext", ["gz", "bz2", "xz"])
+def test_watch_decompresses_as_classify_does(tmp_path: Path, ext: str) -> None:
+    """A compressed log read raw held "no vLLM output" (and exit 1 for that): a wrong answer."""
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[ext]
+    path = tmp_path / f"vllm.log.{ext}"
+    path.write_bytes(pack(KV_LOG.read_bytes()))
+    for args, stdin in (((str(path),), None), (("-",), path.read_bytes())):
+        out = _cli("watch", *args, "--timeout", "5", stdin=stdin)
+        assert out.returncode == 1, out.stderr
+        assert out.stdout.startswith("kv_cache_shortfall: max_model_len=131072"), out.stdout
+
+
+def test_watch_of_a_zstd_log_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "vllm.log.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 64)
+    out = _cli("watch", str(path), "--timeout", "5")
+    assert out.returncode == 2
+    assert out.stderr == f"vllm-bootdiag: error: {path} is zstd-compressed: decompress it first\n"

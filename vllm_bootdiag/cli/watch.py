@@ -95,6 +95,46 @@ def _file_chunks(path: str, deadline: float | None) -> Iterator[bytes]:
                 pos = 0
 
 
+def _decompressed(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    """`chunks`, decompressed as they come when the first one opens a gzip, bzip2 or xz
+    stream (`classify` reads those too: read raw, a compressed log held "no vLLM output")."""
+    import zlib
+
+    from ..text.tail import _COMPRESSED, _UNSUPPORTED
+
+    first = next(chunks, b"")
+    for magic, name in _UNSUPPORTED.items():
+        if first.startswith(magic):
+            raise UsageError(f"{path} is {name}-compressed: decompress it first")
+    fmt = next((f for m, f in _COMPRESSED.items() if first.startswith(m)), None)
+    if fmt is None:
+        yield first
+        yield from chunks
+        return
+    if fmt == "gzip":
+        dec: Any = zlib.decompressobj(wbits=31)
+    elif fmt == "bzip2":
+        import bz2
+
+        dec = bz2.BZ2Decompressor()
+    else:
+        import lzma
+
+        dec = lzma.LZMADecompressor()
+    for chunk in _chain(first, chunks):
+        try:
+            out: bytes = dec.decompress(chunk)
+        except (OSError, EOFError, ValueError, zlib.error) as e:
+            raise UsageError(f"{path}: corrupt {fmt} data ({e})") from None
+        if out:
+            yield out
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
 def _chunks(path: str, deadline: float | None) -> Iterator[bytes]:
     import stat
 
@@ -134,7 +174,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     watcher = BootWatcher(version=args.vllm_version, lines=args.lines, rules=ruleset(args))
     seen: Any = None
     try:
-        for line in _lines(_chunks(args.log, deadline)):
+        for line in _lines(_decompressed(_chunks(args.log, deadline), args.log)):
             seen = watcher.feed(line)
             if seen is not None:
                 break

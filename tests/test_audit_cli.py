@@ -89,3 +89,28 @@ def test_watch_of_a_zstd_log_says_so(tmp_path: Path) -> None:
     out = _cli("watch", str(path), "--timeout", "5")
     assert out.returncode == 2
     assert out.stderr == f"vllm-bootdiag: error: {path} is zstd-compressed: decompress it first\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="no /proc here")
+def test_proc_self_status_is_no_vllm_output() -> None:
+    """`classify /proc/self/status` reads the process's own status, `Name: vllm-bootdiag`
+    in it: our name is not vLLM's output (it was `unknown`, exit 0 under --fail-on-failure)."""
+    script = Path(sys.executable).with_name("vllm-bootdiag")  # its process is named so
+    if not script.exists():
+        pytest.skip("no vllm-bootdiag script beside this Python")
+    out = subprocess.run(
+        [str(script), "classify", "/proc/self/status", "--fail-on-failure"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1, out.stdout
+    assert out.stdout.startswith("no vLLM output found (")
+
+
+def test_a_line_naming_vllm_is_still_vllm_output() -> None:
+    from vllm_bootdiag.text.recognize import is_vllm_output
+
+    assert not is_vllm_output(["Name:\tvllm-bootdiag", "bash: vllm_bootdiag: not found"])
+    assert is_vllm_output(["Name:\tvllm-bootdiag", "$ vllm serve meta-llama/Llama-3.2-1B"])
+    assert is_vllm_output(['  File "/x/site-packages/vllm/v1/engine/core.py", line 9, in run'])

@@ -35,7 +35,13 @@ def is_vllm_output(lines: Iterable[str]) -> bool:
     like = _LIKE_RECORD.search
     return any(
         ("[" in line and like(line) is not None and _RECORD.search(line) is not None)
-        or (("v" in line or "V" in line) and "vllm" in line.lower())
+        or (("v" in line or "V" in line) and "vllm" in (low := line.lower()) and _names_vllm(low))
         for line in lines
     )  # (one-character tests first, at memchr speed: a 16 KB run of dashes costs the
     # record's search 0.3-0.7 ms, as every dash is tried, and `lower` copies the line)
+
+
+def _names_vllm(low: str) -> bool:
+    """`vllm` in a lower-cased line, other than in our own name: `/proc/self/status` of
+    `vllm-bootdiag`, or a shell's `vllm-bootdiag: command not found`, is not vLLM's output."""
+    return "vllm" in low.replace("vllm-bootdiag", "").replace("vllm_bootdiag", "")

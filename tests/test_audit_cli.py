@@ -114,3 +114,17 @@ def test_a_line_naming_vllm_is_still_vllm_output() -> None:
     assert not is_vllm_output(["Name:\tvllm-bootdiag", "bash: vllm_bootdiag: not found"])
     assert is_vllm_output(["Name:\tvllm-bootdiag", "$ vllm serve meta-llama/Llama-3.2-1B"])
     assert is_vllm_output(['  File "/x/site-packages/vllm/v1/engine/core.py", line 9, in run'])
+
+
+@pytest.mark.parametrize("content", [b"", bytes(range(256)) * 40, b"GET / HTTP/1.1 200\n" * 50])
+def test_plan_of_input_with_no_vllm_output_is_an_input_error(
+    tmp_path: Path, content: bytes
+) -> None:
+    """An empty file, binary data, another program's log: `plan` relaunched `vllm serve`
+    with no model ("relaunch (restart)"); there is no boot to plan from."""
+    path = tmp_path / "not-vllm.log"
+    path.write_bytes(content)
+    out = _cli("plan", str(path))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"vllm-bootdiag: error: no vLLM output found in {path} (")
+    assert out.stderr.endswith("examined): nothing to plan\n")

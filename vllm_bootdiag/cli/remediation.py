@@ -196,6 +196,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         diagnosis = classify_file(args.log, version=args.vllm_version)
     except LogReadError as e:
         raise _InputError(str(e)) from None
+    if not diagnosis.vllm_output_found:  # an empty file, another program's log: no boot
+        n = diagnosis.lines_examined
+        raise _InputError(
+            f"no vLLM output found in {args.log} ({n} line{'' if n == 1 else 's'} "
+            "examined): nothing to plan"
+        )
     env = _read_env_file(args.env_file) if args.env_file else {}
     config = _launch_config(args, diagnosis.facts.non_default_args, env)
     policy = _policy(args, env)

@@ -79,8 +79,15 @@ class BootWatcher:
         return self._reported
 
     def feed(self, line: str) -> Diagnosis | None:
-        """Add one line; return a Diagnosis the first time the boot has ended."""
-        if "\n" not in line and "\r" not in line and len(line) <= _MAX_LINE:
+        """Add one line; return a Diagnosis the first time the boot has ended. A line read
+        as bytes (a pipe opened without text=True) is decoded as a log file is."""
+        try:
+            plain = "\n" not in line and "\r" not in line and len(line) <= _MAX_LINE
+        except TypeError:  # bytes, or not text at all: no cost to a str line
+            if not isinstance(line, (bytes, bytearray)):
+                raise TypeError(f"feed() takes a line of text, not {type(line).__name__}") from None
+            return self.feed(logtail.decode(bytes(line)))
+        if plain:
             return self._feed_one(line)  # what split_lines gives for one plain line
         for part in logtail.split_lines(line, None) or [""]:
             result = self._feed_one(part)

@@ -94,7 +94,7 @@ def _damage(kept: list[str]) -> tuple[bool, int, str | None]:
     """Whether any line holds a line end or a NUL, the longest line, and the lines joined
     when they were (TypeError when a line is not text)."""
     longest = max(map(len, kept), default=0)
-    if longest > 1024:  # each line tested: joining 16 KB lines copies megabytes
+    if longest * len(kept) > 2**22:  # each line tested: joining 16 KB lines copies MBs
         return any("\n" in s or "\r" in s or "\x00" in s for s in kept), longest, None
     flat = "".join(kept)  # one-character tests of it run at memchr speed; a count does not
     return "\n" in flat or "\r" in flat or "\x00" in flat, longest, flat

@@ -31,6 +31,8 @@ RUNS = {
     "digits": "9" * SIZE,
     "quotes": 'File "' * (SIZE // 6),
     "colons": ":     " * (SIZE // 6),
+    "resets-like": "[0" * (SIZE // 2),
+    "stamps": "INFO 01-02 03:" * (SIZE // 14),
 }
 PREFIXES = ("", "  | ", "vllm-1  | ", "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] ")
 

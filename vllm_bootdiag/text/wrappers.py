@@ -117,9 +117,16 @@ FENCE = Lazy(r"[ \t]*+(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*+</?(?:details|summary)>.*
 _CARET_CSI = Lazy(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
 ESC_CSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 _BARE_SGR = Lazy(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
-_BARE_SGR_END = re.compile(r"\[0(?:;0)?m")
-"""A colour reset that lost its ESC byte: searched by `re` from its `[` (4 us in 16 KB,
-where `"[0" in text` takes 12)."""
+_RESETS = (Lazy(regex.escape("[0m")), Lazy(regex.escape("[0;0m")))
+"""Colour resets that lost their ESC byte, each a literal: searched without a stop at
+each `[0` of a 16 KB run of them (where one pattern for both stops 8,192 times), and in
+a 16 KB line faster than `"[0m" in text` (12 us)."""
+
+
+def _has_reset(text: str) -> bool:
+    if len(text) < 1024:
+        return "[0m" in text or "[0;0m" in text
+    return bool(_RESETS[0].search(text)) or (";" in text and bool(_RESETS[1].search(text)))
 
 _FENCE_AT = r"(?=(?P<indent>[ \t]*))(?P=indent)(?:```|~~~|</?details>|</?summary>)"
 """A fence or a <details> tag after its indent, the indent taken whole (a lookahead is
@@ -210,6 +217,6 @@ def ansi_text(text: str) -> str | None:
     """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
     if ("^" in text and "^[[" in text) or ("␛" in text and "␛[" in text):
         return _CARET_CSI.sub("", text)
-    if "\x1b" not in text and "[" in text and _BARE_SGR_END.search(text):
+    if "\x1b" not in text and "[" in text and _has_reset(text):
         return _BARE_SGR.sub("", text)
     return None  # (one-character tests first: they run at memchr speed, a longer one 100x slower)

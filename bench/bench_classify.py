@@ -6,6 +6,10 @@ Not a timed test: numbers depend on the machine. What it shows is the shape: rea
 of a 4 GiB log costs what reading it from a small one costs; a tail with fewer newlines than
 asked reads at most `lines * MAX_LINE_CHARS` bytes ("capped"); and classifying 400 lines
 stays under a millisecond.
+
+Measured (2026-12-01, load ~1.8, one run): the nine 400 x 16 KB shapes 19-41 ms, the
+slowest the run of block characters (wide characters: every scan reads twice the bytes);
+records run together 27 ms, 303-430 ms before the paste was cut to the last 400 records.
 """
 
 from __future__ import annotations

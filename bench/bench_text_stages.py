@@ -25,6 +25,13 @@ and one of `INFO 01-` 300 ms. `Tail` is 23-43 ms on runs of spaces or block char
 nearly all of it `timeline.progress_key`'s banner pattern on each 16 KB message.
 Then (fd84ec3, one colour-code strip shared), on the 38 coloured corpus tails: `damaged`
 118 + `Tail` 98 us apart, 192 us as `damaged + Tail` (the uncoloured: 141 and 138 us).
+Then (`--against` ab8df2c, CPU ms, load ~2): the newline-less paste 294 -> 28 (the last
+400 of its 75,200 records are read), runs of `INFO 01-` after records 49 -> 24, of `[0`
+125 -> 25, bare runs 78 -> 36, corpus lines + 16 KB 61 -> 42, bench_classify's runs 41-43
+-> 25-29, the block characters' 45 -> 37 (wide characters double every scan); the corpus
+tails 1.00x, each stage as before. Over 50 ms still: runs of `INFO 01-02 03:` (54 after
+records, 75 behind a gutter: a timestamp's dashes, colons and level all dense, the record
+searches stop at each) and of `File "` (57-61: the frame search stops at each).
 """
 
 from __future__ import annotations
@@ -50,9 +57,11 @@ from vllm_bootdiag.text.triage import Tail, words_of  # noqa: E402
 K = logtail.MAX_LINE_CHARS
 RUNS = {"█": "█" * K, "space": " " * K, "9": "9" * K, "(": "(" * K, "`": "`" * K,
         "-": "-" * K, "01-": "01-" * (K // 3), "INFO 01-": "INFO 01-" * (K // 8),
-        "x": "x" * K}  # fmt: skip
+        "x": "x" * K, "[0": "[0" * (K // 2), "INFO 01-02 03:": "INFO 01-02 03:" * (K // 14),
+        "File \"": 'File "' * (K // 6)}  # fmt: skip
 """Runs a 16 KB line can be made of: tests/test_rule_linear.py's, and the characters the
-text stages' patterns key on (dashes of a timestamp, a record's level)."""
+text stages' patterns key on (dashes and colons of a timestamp, a record's level, a colour
+reset's `[0`, a frame's `File "`)."""
 _INFO = "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] "
 _ERROR = "(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] "
 

@@ -112,23 +112,28 @@ def test_the_cli_freezes_what_it_loaded_and_collects_after() -> None:
     """`cli classify`: the collector waits while the library loads, then walks it no more
     (frozen); it is on again for the rest of the run."""
     code = (
-        "import contextlib, gc, io\n"
+        "import contextlib, gc, io, sys\n"
         "from vllm_bootdiag.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main(['classify', {str(LOGS[0])!r}])\n"
+        f"    main(['classify', {str(LOGS[0])!r}])\n"  # called by a program: left alone
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+        f"sys.argv = ['vllm-bootdiag', 'classify', {str(LOGS[0])!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"  # the process's own command
         "print(gc.isenabled(), gc.get_freeze_count() > 10_000)"
     )
-    assert _fresh(code).split() == ["True", "True"]
+    assert _fresh(code).split() == ["True", "0", "True", "True"]
 
 
-def test_the_collector_is_back_on_when_a_load_fails() -> None:
+def test_the_collector_is_back_on_when_a_load_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
-    from vllm_bootdiag.cli import Loading
+    from vllm_bootdiag import cli
 
+    monkeypatch.setattr(cli, "_OWN_PROCESS", True)
     assert gc.isenabled()
     try:
-        with pytest.raises(ImportError), Loading():
+        with pytest.raises(ImportError), cli.Loading():
             assert not gc.isenabled()
             import vllm_bootdiag.no_such_module  # noqa: F401
         assert gc.isenabled()

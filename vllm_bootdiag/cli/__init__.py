@@ -23,23 +23,29 @@ from .errors import Parser, UsageError
 __all__ = ["UsageError", "build_parser", "main"]
 
 
+_OWN_PROCESS = False
+"""True once `main()` runs as this process's command (its arguments from sys.argv: the
+`vllm-bootdiag` script, `python -m vllm_bootdiag`), not called by another program."""
+
+
 class Loading:
-    """`with Loading():` around this process's import of the library: the cyclic garbage
-    collector waits while it loads (pydantic, the outcome models, the rule table, the
-    patterns: some 100,000 objects, none of them garbage), and then freezes them
-    (`gc.freeze`), so that no later collection walks them again: 10 ms of `cli classify
-    LOG`. The CLI's own process only: the library itself never touches the collector, whose
-    state belongs to the program that imports it. Nested, the outer one restores it."""
+    """`with Loading():` around the command's import of the library: when the process is
+    the CLI's own, the cyclic garbage collector waits while the library loads (pydantic,
+    the outcome models, the rule table, the patterns: some 100,000 objects, none of them
+    garbage) and then freezes them (`gc.freeze`), so that no later collection walks them
+    again: 10 ms of `cli classify LOG`. Otherwise (the library imported, or `main(argv)`
+    called by a program) the collector is left alone: its state is that program's."""
 
     __slots__ = ("_was_enabled",)
 
     def __enter__(self) -> None:
-        self._was_enabled = gc.isenabled()
-        gc.disable()
+        self._was_enabled = _OWN_PROCESS and gc.isenabled()
+        if self._was_enabled:
+            gc.disable()
 
     def __exit__(self, *exc: object) -> None:
-        gc.freeze()
         if self._was_enabled:
+            gc.freeze()
             gc.enable()
 
 
@@ -85,6 +91,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit code, never a traceback."""
+    global _OWN_PROCESS
+    if argv is None:
+        _OWN_PROCESS = True
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     try:

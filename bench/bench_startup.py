@@ -5,11 +5,27 @@ Run: python bench/bench_startup.py [--runs 15] [--baseline COMMIT] [--instructio
 
 Every figure is the wall time of a fresh interpreter (minimum and median of --runs), with
 bytecode compiled first, as an installed package has it. Absolute times depend on the
-machine and its load; the ratios are the result. Targets (issue 10): `import vllm_bootdiag`
-plus a classify-ready engine (the first `classify` call done) within 150 ms, and
-`vllm-bootdiag classify LOG` within 250 ms; the target column gives each as a ratio to
-pydantic's import in this run (about 1.5x and 2.5x of 100 ms on a quiet machine would be
-generous: the ratios printed are against the import measured here).
+machine and its load; the ratios are the result. Targets (issue 10): import within 150 ms
+and `vllm-bootdiag classify LOG` within 250 ms wall; the target column gives each as a
+ratio to pydantic's import in this run, and `met` says whether the minimum is within it.
+
+What "import" means: `import vllm_bootdiag` alone loads no classifier (public names are
+imported on first use), so it meets 150 ms whatever the classifier costs, and says
+nothing about it. The bench holds the same 150 ms to what a worker pays before its first
+answer, `import + classify-ready` (import, and the first `classify` call done), and prints
+both. `dependencies' floor` is what any classification pays before our own code (the three
+runtime dependencies imported, one pydantic model built and validated): the part of
+`import + classify-ready` above it is ours.
+
+Measured 18:05 UTC (2 shared cores, load ~3: minimums inflated, medians meaningless),
+`--runs 15 --baseline ab8df2c --instructions` (ab8df2c: main before the startup work),
+minimum ms, now (before): pydantic 51, floor 133 (2.59x), import vllm_bootdiag 19 (18),
+import + classify-ready 171 (188), 3.34x (3.67x), 38 ms above the floor (55); cli classify
+LOG 148 (217), 2.88x (4.23x); --json 154 (202); cli rules 138 (159); cli plan LOG 172 (243).
+Instructions, which load does not change: import + classify-ready 886 M (993 M), 228 M above
+the floor's 658 M (335 M); cli classify LOG 917 M (1,123 M). `import vllm_bootdiag` and `cli
+classify LOG` meet their targets; import + classify-ready does not: the floor alone is
+2.6x pydantic, and 150 ms is 2.9-3.3x of it on this machine.
 
 `--baseline COMMIT` runs every case, interleaved, on that commit's package as well
 (extracted with `git archive` to a temporary folder), so before and after come from one run.
@@ -48,7 +64,7 @@ CASES: list[tuple[str, list[str], float | None]] = [
     ("python -c pass", ["-c", "pass"], None),
     ("import pydantic", ["-c", "import pydantic"], None),
     ("dependencies' floor", ["-c", FLOOR], None),
-    ("import vllm_bootdiag", ["-c", "import vllm_bootdiag"], None),
+    ("import vllm_bootdiag", ["-c", "import vllm_bootdiag"], 0.150),
     (
         "import + classify-ready",
         ["-c", "import vllm_bootdiag; vllm_bootdiag.classify(['x'])"],
@@ -135,15 +151,19 @@ def _report(times: dict[str, list[float]], runs: int, labels: list[str]) -> None
     base = min(times["import pydantic"])
     print(f"{runs} runs each; ratio = minimum / minimum of `import pydantic` "
           f"({base * 1e3:.0f} ms)")  # fmt: skip
-    print(f"{'':34} {'min ms':>7} {'median ms':>9} {'ratio':>6} {'target':>7}")
+    print(f"{'':34} {'min ms':>7} {'median ms':>9} {'ratio':>6} {'target':>7} {'met':>4}")
     for name, _, target in CASES:
         for label in labels:
             t = times[name + label]
             if not t:
                 continue
             goal = f"{target / base:6.2f}x" if target and not label else ""
+            met = ("yes" if min(t) <= target else "no") if target and not label else ""
             print(f"{name + label:34} {min(t) * 1e3:7.0f} {statistics.median(t) * 1e3:9.0f} "
-                  f"{min(t) / base:6.2f} {goal:>7}")  # fmt: skip
+                  f"{min(t) / base:6.2f} {goal:>7} {met:>4}")  # fmt: skip
+    ours = min(times["import + classify-ready"]) - min(times["dependencies' floor"])
+    print(f"import + classify-ready above the dependencies' floor: {ours * 1e3:.0f} ms "
+          "(`import vllm_bootdiag` alone loads no classifier: the target is held to both)")
 
 if __name__ == "__main__":
     main()

@@ -168,6 +168,24 @@ def test_the_check_agrees_with_its_plain_statement_on_long_tails(lines: list[str
     assert got or not _repaired(lines)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_spliced(), _long_spliced()))
+def test_a_long_texts_line_starts_are_read_where_its_lines_start(lines: list[str]) -> None:
+    """A text over `_LONG_TEXT` whose lines are known is read at each line start by a
+    match there: the same answer as the scans (the bound lowered to hold it to every
+    text drawn)."""
+    from vllm_bootdiag.text.joined import Joined
+
+    doc = _doc(lines)
+    bound = damage_check._LONG_TEXT
+    damage_check._LONG_TEXT = 0
+    try:
+        got = damage_check.damaged(Joined.of(lines))
+    finally:
+        damage_check._LONG_TEXT = bound
+    assert got == reference(doc) == damage_check.damaged(doc)
+
+
 def test_no_wrapper_matches_nothing() -> None:
     """The one-scan wrapper search tells a wrapper by a non-empty match."""
     for name, pattern in PREFIXES:

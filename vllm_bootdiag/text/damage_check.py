@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from itertools import repeat
 from operator import itemgetter
 
 import regex
@@ -119,17 +120,23 @@ def damaged(joined: str | Joined) -> bool:
     if isinstance(joined, str):
         joined = Joined(joined)
     doc = joined.doc
-    if "|" in doc and PIPE_PREFIX_AT_START.search(doc):
-        return True
-    tagged: int | None = None
-    if "\x1b" in doc:
-        if OTHER_PREFIX_AT_START.search(doc):
+    tagged: int | None
+    if joined.lines is not None and len(doc) >= _LONG_TEXT:
+        wrapped, tagged = _at_line_starts(joined)
+        if wrapped:
             return True
     else:
-        found = _WRAPPER_OR_TAGGED.findall(doc)
-        if any(map(itemgetter(0), found)):
+        if "|" in doc and PIPE_PREFIX_AT_START.search(doc):
             return True
-        tagged = len(found)
+        tagged = None
+        if "\x1b" in doc:
+            if OTHER_PREFIX_AT_START.search(doc):
+                return True
+        else:
+            found = _WRAPPER_OR_TAGGED.findall(doc)
+            if any(map(itemgetter(0), found)):
+                return True
+            tagged = len(found)
     if ("^" in doc and _CARET.search(doc)) or ("␛" in doc and "␛[" in doc):
         return True
     if len(doc) < 65536:
@@ -148,6 +155,37 @@ def damaged(joined: str | Joined) -> bool:
         or _raw_damaged(doc, heads)
         or _records_damaged(doc, heads, tagged)
     )
+
+
+_LONG_TEXT = 2**20
+"""A text this long is read at each line start by a match there, not by a scan for its
+newlines (400 x 16 KB: 0.1 ms, not 1.8)."""
+
+
+@cache
+def _starts_at() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The line-start scans' patterns less their newline, compiled on first use (only a
+    long text needs them)."""
+    return (
+        re.compile(PIPE_PREFIX_AT_START.pattern.removeprefix("\\n")),
+        re.compile(OTHER_PREFIX_AT_START.pattern.removeprefix("\\n")),
+        re.compile(_WRAPPER_OR_TAGGED.pattern.removeprefix("\\n")),
+    )
+
+
+def _at_line_starts(joined: Joined) -> tuple[bool, int | None]:
+    """What the scans of each line start find, matched at each line start in `doc` (the
+    same text, so a `$` or a lookbehind reads as it did): whether a wrapper is at one,
+    and how many lines start with a tagged record (not counted in a coloured text)."""
+    doc = joined.doc
+    n = len(joined.lines or ())
+    pipe, other, wrapper_or_tagged = _starts_at()
+    if "|" in doc and any(map(pipe.match, repeat(doc, n), joined.line_starts())):
+        return True, None
+    if "\x1b" in doc:
+        return any(map(other.match, repeat(doc, n), joined.line_starts())), None
+    found = [m for m in map(wrapper_or_tagged.match, repeat(doc, n), joined.line_starts()) if m]
+    return any(m["wrapper"] for m in found), len(found)
 
 
 def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:

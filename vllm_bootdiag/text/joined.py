@@ -8,7 +8,8 @@ whichever stage asks first, and the other reads the same string.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 from .logline import ANSI
 
@@ -19,16 +20,24 @@ class Joined:
     start where `doc` has it, and each line is what `logline.strip_wrapping` leaves of
     its colour codes."""
 
-    __slots__ = ("_plain", "doc")
+    __slots__ = ("_plain", "doc", "lines")
 
-    def __init__(self, doc: str) -> None:
+    def __init__(self, doc: str, lines: Sequence[str] | None = None) -> None:
         self.doc = doc
+        self.lines = lines
+        """The lines joined, when known: where each starts in `doc` follows from them."""
         self._plain: str | None = None
 
     @classmethod
     def of(cls, lines: Sequence[str]) -> Joined:
         """The lines joined, each after a newline."""
-        return cls("\n".join(["", *lines]))
+        return cls("\n".join(["", *lines]), lines)
+
+    def line_starts(self) -> Iterator[int]:
+        """Where each line starts in `doc` (`lines` must be known): computed in C, where
+        a scan of a long text for its newlines costs a pass over every character."""
+        assert self.lines is not None
+        return accumulate(map((1).__add__, map(len, self.lines[:-1])), initial=1)
 
     @property
     def plain(self) -> str:

@@ -32,9 +32,15 @@ _LOGS = (
 _OUTER = ("ci_gutter", "markdown", "wrap80", "wrap120", "fold100", "reflow")
 
 
-def _json_then(outer: str) -> damages.Damage:
-    inner, then = _BY_NAME["json_file"], _BY_NAME[outer]
-    return damages.Damage(f"json_file+{outer}", lambda ls: then.apply(inner.apply(ls)))
+def _json_then(*outer: str) -> damages.Damage:
+    steps = [_BY_NAME["json_file"], *(_BY_NAME[n] for n in outer)]
+
+    def apply(lines: damages.Lines) -> damages.Lines:
+        for step in steps:
+            lines = step.apply(lines)
+        return lines
+
+    return damages.Damage("+".join(("json_file", *outer)), apply)
 
 
 _CASES = [
@@ -44,6 +50,23 @@ _CASES = [
     # wrapped, this one's 400 rows no longer reach back to the phase that names the OOM
     if not ("weight_load_oom" in log and outer.startswith(("wrap", "fold")))
 ]
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "0.10.1.1/model_not_found__hub-repo-missing__cpu.log",
+        "0.10.1.1/invalid_argument__dtype-float7__cpu.log",
+        "0.13.0/booted__smollm135m-eager__cpu.log",
+    ],
+)
+def test_wrapped_records_pasted_as_a_quote_read_as_the_clean_log(log: str) -> None:
+    """A terminal wrapped the records, then the rows were quoted (`> ` on each): the
+    record is gathered from rows that each lose their quote first."""
+    lines = logtail.read_tail(ROOT / "corpus" / log)
+    clean = classify(lines)
+    r = damages.check(lines, _json_then("wrap120", "markdown"), clean)
+    assert (r.kind, r.wrong_numbers) == (clean.primary.kind, ())
 
 
 @pytest.mark.parametrize(("log", "outer"), _CASES)

@@ -125,11 +125,13 @@ first 80 characters, or blank, it does too): told with string tests only."""
 
 def _longest_worded(raw: Sequence[str]) -> int:
     """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself, so that one is tried before the others are."""
+    often the longest row itself, so that one is tried before the others are. A quote's
+    `> ` is not inside: a long word the editor could not break stays a row of its own,
+    and a quote puts a space in front of it."""
     longest = max(raw, key=len, default="")
-    if " " in longest.strip():
+    if " " in longest.lstrip("> \t").rstrip():
         return len(longest)
-    return max((len(t) for t in raw if " " in t.strip()), default=0)
+    return max((len(t) for t in raw if " " in t.lstrip("> \t").rstrip()), default=0)
 
 
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
@@ -262,12 +264,14 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
         # a json-file record shown behind a CI gutter, a quote or a stamp
         outer, stripped = strip_prefixes(text)
         decoded = json_log(outer) if stripped else None
+        if decoded is None and stripped and outer.startswith(_JSON_STARTS):
+            return [outer], stripped  # a record's first row, wrapped: gathered later
         names = stripped if decoded is not None else []
     if decoded is not None:
         rows = decoded
         names.append("json_file")
-    elif text.startswith(('{"log"', '{"MESSAGE"')):
-        return rows, names  # a record's first row, wrapped: decoded once rejoined
+    elif text.startswith(_JSON_STARTS):
+        return rows, names  # a record's first row, wrapped: gathered later
     out: list[str] = []
     for row in rows:
         if ("`" in row or "~" in row or "<" in row) and FENCE.fullmatch(row):  # (memchr first)
@@ -337,12 +341,16 @@ def _json_records(lines: list[Row], raw: Sequence[str], base: int, ran: set[str]
             out.append(row)
             continue
         text, last = row[0], row[2]
+        outer = [n for n in row[3] if n in PREFIX_NAMES]  # on every row: a quote, say
         texts, names = _per_line(text) if text.rstrip().endswith("}") else ([], [])
         while "json_file" not in names and last - row[2] < _JSON_ROWS and len(text) < _JSON_CHARS:
             nxt = last + 1 - base
-            if nxt >= len(raw) or raw[nxt].startswith('{"'):
+            if nxt >= len(raw):
                 break
-            text += ("" if len(raw[nxt - 1]) == width else " ") + raw[nxt]
+            cont, stripped = strip_prefixes(raw[nxt]) if outer else (raw[nxt], outer)
+            if cont.startswith('{"') or stripped != outer:
+                break
+            text += ("" if len(raw[nxt - 1]) == width else " ") + cont
             last += 1
             if text.rstrip().endswith("}"):
                 texts, names = _per_line(text)
@@ -351,6 +359,7 @@ def _json_records(lines: list[Row], raw: Sequence[str], base: int, ran: set[str]
             continue
         while k < len(lines) and lines[k][1] <= last:
             k += 1  # the rows gathered into the record
+        names = [*outer, *names]
         ran.update((*names, "rejoin_wrapped") if last > row[1] else names)
         repairs = tuple(dict.fromkeys((*row[3], *names, *(("rejoin_wrapped",) * (last > row[1])))))
         out.extend((t, row[1], last, repairs) for t in texts)

@@ -142,7 +142,8 @@ def test_the_check_agrees_with_its_plain_statement_where_signs_are_spliced_in(
     assert got or not _repaired(lines)
 
 
-_RUNS = ("-", "01-", "INFO 01-", ":", "01:", "01-01 01:01:01 ", "x", " ", "[0", "[0;")
+_RUNS = ("-", "01-", "INFO 01-", ":", "01:", "01-01 01:01:01 ", "INFO 01-02 03:", "x", " ",
+         "[0", "[0;")  # fmt: skip
 """16 KB runs a long tail's lines end in: the check's count of the records inside lines
 takes another road when dashes, or dashes and colons, are many; a long tail's colour
 resets are searched for each alone."""

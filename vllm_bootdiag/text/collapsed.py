@@ -21,14 +21,18 @@ EXCEPTION = Lazy(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)
 
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _RECORD = re.compile(
-    r"-(?<=\d\d-)(?:"
+    r"-(?<=[GORL] \d\d-)(?=\d\d \d\d:\d\d:\d\d)(?:"
     + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
     + r")\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \["
     + r"[^\]\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+:\d+\]"
 )
 """A record's prefix, level to source, found by the dash of its timestamp. The source is
 anything but `]` and what the `regex` module calls a space (`re`'s `\\s` also has
-U+001C-U+001F), as the step's first pattern, in the `regex` module, read it."""
+U+001C-U+001F), as the step's first pattern, in the `regex` module, read it. At each
+dash the cheapest tests come first, each implied by what follows: a level's last letter
+five characters back, then the rest of the stamp, then the level itself (16 KB of
+`01-`, `INFO 01-02 03:` or `01-01 01:01:01 ` behind a gutter: 43-72 us a line, not
+57-250)."""
 _LEVEL_BY_END = {level[-2:]: len(level) for level in _LEVELS}
 """How long the level before a record's timestamp is, by its last two letters."""
 _UVICORN = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR:     ))")

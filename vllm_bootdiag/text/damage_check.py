@@ -55,9 +55,11 @@ alone, so `findall` lists one shared string per record, not a copy of each."""
 def _record_inside_by_colon() -> re.Pattern[str]:
     """The same records, found by the first colon of their time (`INFO 01-02 03:04`): for
     a text whose dashes are too many to stop at (a 16 KB run of `INFO 01-`), one stop per
-    colon. Compiled on first use (0.2 ms): only a long tail of such lines needs it."""
+    colon, where the cheapest test comes first (a level's last letter 11 characters back:
+    runs of `01:` or `01-01 01:01:01 ` cost 2-7x less than with the stamp's digits first).
+    Compiled on first use (0.2 ms): only a long tail of such lines needs it."""
     return re.compile(
-        r":(?<=\d\d-\d\d \d\d:)(?=\d\d:\d\d)(?:"
+        r":(?<=[GORL] \d\d-\d\d \d\d:)(?=\d\d:\d\d)(?:"
         + "|".join(rf"(?<={level} \d\d-\d\d \d\d:)" for level in _LEVELS)
         + ")"
         + "".join(rf"(?<!\n{level} \d\d-\d\d \d\d:)" for level in _LEVELS)

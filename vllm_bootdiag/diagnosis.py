@@ -26,7 +26,7 @@ class Diagnosis(BaseModel):
     vllm_version: str | None = None
     version_source: str | None = None
     phase: str | None = None
-    facts: BootFacts = BootFacts()
+    facts: BootFacts = BootFacts.model_construct()  # the defaults: no validator built
     lines_examined: int = 0
     version_out_of_range: bool = False
     remediation: str = ""

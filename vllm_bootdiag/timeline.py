@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from . import boots
+from . import boots, quick_build
 from .rules.markers import _N as _N
 from .rules.markers import _RAW_MARKERS as _RAW_MARKERS
 from .rules.markers import MARKERS as MARKERS
@@ -128,7 +128,7 @@ class BootFacts(BaseModel):
     the CPU backend's lines are present.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built by quick_build
     device: str | None = None
     model: str | None = None
     model_weights_gib: float | None = None
@@ -176,7 +176,7 @@ class Timeline(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)  # built by model_construct
     events: tuple[PhaseEvent, ...] = ()
     last_phase: str | None = None
-    facts: BootFacts = BootFacts()
+    facts: BootFacts = BootFacts.model_construct()  # the defaults: no validator built
 
 
 def phase_lines(tail: Tail) -> list[tuple[int, str]]:
@@ -217,7 +217,7 @@ def facts(tail: Tail) -> BootFacts:
         device = "cuda"
     values: dict[str, object] = dict(found)
     values["device"] = device
-    return BootFacts.model_validate(values)
+    return quick_build.build(BootFacts, values)
 
 
 def _clock(ts: str) -> int:

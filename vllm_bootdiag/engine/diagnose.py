@@ -14,7 +14,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from .. import outcomes, remedy, timeline, versions
+from .. import outcomes, quick_build, remedy, timeline, versions
 from ..diagnosis import Diagnosis
 from ..outcomes import Evidence, _Outcome
 from ..rules import attribution
@@ -184,9 +184,7 @@ def _outcome(
         fields.setdefault(name, getattr(facts, fact))
     allowed = outcomes.field_names(kind)
     fields = {k: v for k, v in fields.items() if k in allowed}
-    ev = tuple(
-        Evidence(line=tail.number(i), text=tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE]
-    )
+    ev = tuple(_evidence(tail.number(i), tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE])
     return outcomes.build(kind, rule_id=hit.rule.id, evidence=ev, **fields)
 
 
@@ -236,17 +234,23 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
         return _unknown_at(tail, fallback), None
     if echo is not None:
         return _unknown_at(tail, echo), echoes[echo]
-    return outcomes.Unknown(), None
+    return quick_build.build(outcomes.Unknown, {}), None
 
 
 def _unknown_at(tail: Tail, index: int) -> outcomes.Unknown:
     msg = tail.parsed(index).message
     number = tail.number(index)
-    return outcomes.Unknown(
-        last_error_line=msg,
-        last_error_line_number=number,
-        evidence=(Evidence(line=number, text=msg),),
-    )
+    data = {
+        "last_error_line": msg,
+        "last_error_line_number": number,
+        "evidence": (_evidence(number, msg),),
+    }
+    return quick_build.build(outcomes.Unknown, data)  # `outcomes.Unknown(**data)`
+
+
+def _evidence(line: int, text: str) -> Evidence:
+    """`Evidence(line=, text=)`, without building its validator (quick_build)."""
+    return quick_build.build(Evidence, {"line": line, "text": text})
 
 
 # --- root cause -----------------------------------------------------------------

@@ -1,0 +1,132 @@
+"""quick_build.build(cls, data) is cls.model_validate(data): on every model a classification
+builds from every corpus log and rule example, and on random values (where it declines, it
+is model_validate itself, errors included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from vllm_bootdiag import classify, classify_file, quick_build
+from vllm_bootdiag.outcomes import OUTCOME_TYPES, Evidence
+from vllm_bootdiag.rules import RULES
+from vllm_bootdiag.timeline import BootFacts
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+MODELS: list[type[BaseModel]] = [*OUTCOME_TYPES.values(), Evidence, BootFacts]
+
+
+def _same(quick: BaseModel, checked: BaseModel) -> None:
+    assert type(quick) is type(checked)
+    assert quick == checked
+    assert quick.model_fields_set == checked.model_fields_set
+    assert quick.model_dump() == checked.model_dump()
+    assert quick.model_dump_json() == checked.model_dump_json()
+
+
+def test_every_model_a_classification_builds_is_the_validated_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[type[BaseModel], dict[str, Any], BaseModel]] = []
+    real = quick_build.build
+
+    def recording(cls: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+        out = real(cls, data)
+        seen.append((cls, dict(data), out))
+        return out
+
+    monkeypatch.setattr(quick_build, "build", recording)
+    for log in sorted(CORPUS.glob("*/*.log")):
+        classify_file(log)
+    for rule in RULES:
+        for example in rule.examples:
+            classify([example])
+    assert len(seen) > 1000
+    kinds = set()
+    for cls, data, out in seen:
+        _same(out, cls.model_validate(data))
+        kinds.add(getattr(out, "kind", cls.__name__))
+    assert kinds >= set(OUTCOME_TYPES) | {"Evidence", "BootFacts"}
+    # and it is the quick path that built them, not the fallback
+    assert all(
+        quick_build._plan(cls) is not None
+        for cls in MODELS
+        if cls.__name__ != "CpuMemoryReservationExceeded"
+    )
+
+
+VALUES = st.one_of(
+    st.none(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.from_regex(r"-?[0-9]{1,20}(\.[0-9]{1,17})?", fullmatch=True),
+    st.from_regex(r" ?[0-9][0-9,_.]{0,8} ?(GiB|MiB|KiB|B|bytes|gib)? ?", fullmatch=True),
+    st.text(max_size=12),
+    st.lists(st.text(max_size=5), max_size=3).map(tuple),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.builds(Evidence.model_construct, line=st.integers(1, 9), text=st.text(max_size=5)).map(
+        lambda e: (e,)
+    ),
+)
+
+
+@st.composite
+def _data(draw: st.DrawFn) -> tuple[type[BaseModel], dict[str, Any]]:
+    cls = draw(st.sampled_from(MODELS))
+    names = sorted(cls.model_fields)
+    keys = draw(st.lists(st.sampled_from([*names, "bogus"]), unique=True, max_size=5))
+    data = {k: draw(VALUES) for k in keys}
+    if "kind" in cls.model_fields and draw(st.booleans()):
+        data["kind"] = cls.model_fields["kind"].default
+    return cls, data
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_data())
+def test_random_values_build_what_validation_builds(
+    case: tuple[type[BaseModel], dict[str, Any]],
+) -> None:
+    cls, data = case
+    try:
+        checked = cls.model_validate(data)
+    except ValidationError:
+        with pytest.raises(ValidationError):
+            quick_build.build(cls, data)
+        return
+    _same(quick_build.build(cls, data), checked)
+
+
+@pytest.mark.parametrize(
+    ("cls", "data"),
+    [
+        (
+            OUTCOME_TYPES["kv_cache_shortfall"],
+            {"kind": "kv_cache_shortfall", "max_model_len": "1,024", "needed_gib": "966.00 MiB"},
+        ),
+        (OUTCOME_TYPES["kv_cache_shortfall"], {"max_model_len": "131072", "available_gib": "3.21"}),
+        (OUTCOME_TYPES["unsupported_architecture"], {"architectures": "['A', 'B']"}),
+        (OUTCOME_TYPES["unknown"], {"last_error_line": "x", "last_error_line_number": 3}),
+        (BootFacts, {"kv_cache_tokens": "1135957", "model_weights_gib": "2.3", "device": "cpu"}),
+        (Evidence, {"line": 1, "text": "t"}),
+    ],
+)
+def test_the_usual_values_take_the_quick_path(cls: type[BaseModel], data: dict[str, Any]) -> None:
+    calls: list[object] = []
+    real = cls.model_validate
+    try:
+        cls.model_validate = lambda *a, **k: calls.append(a) or real(*a, **k)  # type: ignore[method-assign,assignment]
+        quick = quick_build.build(cls, data)
+    finally:
+        del cls.model_validate  # the class's own again
+    assert calls == []
+    _same(quick, cls.model_validate(data))
+
+
+def test_a_model_with_validators_of_its_own_is_validated() -> None:
+    assert quick_build._plan(OUTCOME_TYPES["cpu_memory_reservation_exceeded"]) is None

@@ -17,15 +17,14 @@ both. `dependencies' floor` is what any classification pays before our own code 
 runtime dependencies imported, one pydantic model built and validated): the part of
 `import + classify-ready` above it is ours.
 
-Measured 18:05 UTC (2 shared cores, load ~3: minimums inflated, medians meaningless),
-`--runs 15 --baseline ab8df2c --instructions` (ab8df2c: main before the startup work),
-minimum ms, now (before): pydantic 51, floor 133 (2.59x), import vllm_bootdiag 19 (18),
-import + classify-ready 171 (188), 3.34x (3.67x), 38 ms above the floor (55); cli classify
-LOG 148 (217), 2.88x (4.23x); --json 154 (202); cli rules 138 (159); cli plan LOG 172 (243).
-Instructions, which load does not change: import + classify-ready 886 M (993 M), 228 M above
-the floor's 658 M (335 M); cli classify LOG 917 M (1,123 M). `import vllm_bootdiag` and `cli
-classify LOG` meet their targets; import + classify-ready does not: the floor alone is
-2.6x pydantic, and 150 ms is 2.9-3.3x of it on this machine.
+Measured 18:29 UTC (2 shared cores, load ~2.4), `--runs 15 --baseline ab8df2c --instructions`
+(ab8df2c: main before this round's startup work), minimum (median) ms, now vs before:
+pydantic 46 (48), floor 118 (126, 2.59x); import vllm_bootdiag 18 vs 17; import +
+classify-ready 135 (141), 2.97x, vs 173 (179), 3.79x: 17 ms above the floor, which it no
+longer pays in full (a classification builds no pydantic validator); cli classify LOG 127
+(131), 2.79x, vs 191 (202), 4.20x; --json 150 vs 193; cli rules 126 vs 154; cli plan LOG
+169 vs 224. Instructions, which load does not change: import + classify-ready 811 M vs
+993 M (floor 658 M); cli classify LOG 855 M vs 1,123 M. All three targets are met.
 
 `--baseline COMMIT` runs every case, interleaved, on that commit's package as well
 (extracted with `git archive` to a temporary folder), so before and after come from one run.

@@ -32,8 +32,12 @@ _Check = Callable[[Any], Any]
 _NO: Any = object()
 
 
+_EXACT = 2**53
+"""Integers up to this size are exactly a float, and far from any bound pydantic checks."""
+
+
 def _int(v: Any) -> Any:
-    if type(v) is int:
+    if type(v) is int and -_EXACT < v < _EXACT:
         return v
     if type(v) is str and _INT.fullmatch(v):
         return int(v)
@@ -43,7 +47,7 @@ def _int(v: Any) -> Any:
 def _float(v: Any) -> Any:
     if type(v) is float:
         return v
-    if type(v) is int:
+    if type(v) is int and -_EXACT < v < _EXACT:
         return float(v)
     if type(v) is str and _FLOAT.fullmatch(v):
         return float(v)

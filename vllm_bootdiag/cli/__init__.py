@@ -36,15 +36,15 @@ class Loading:
     again: 10 ms of `cli classify LOG`. Otherwise (the library imported, or `main(argv)`
     called by a program) the collector is left alone: its state is that program's."""
 
-    __slots__ = ("_was_enabled",)
+    __slots__ = ("_active",)
 
     def __enter__(self) -> None:
-        self._was_enabled = _OWN_PROCESS and gc.isenabled()
-        if self._was_enabled:
+        self._active = _OWN_PROCESS and gc.isenabled()
+        if self._active:
             gc.disable()
 
     def __exit__(self, *exc: object) -> None:
-        if self._was_enabled:
+        if self._active:
             gc.freeze()
             gc.enable()
 

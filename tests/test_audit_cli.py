@@ -128,3 +128,16 @@ def test_plan_of_input_with_no_vllm_output_is_an_input_error(
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(f"vllm-bootdiag: error: no vLLM output found in {path} (")
     assert out.stderr.endswith("examined): nothing to plan\n")
+
+
+def test_redact_json_has_a_schema_and_validates() -> None:
+    """Every `--json` document has its schema: `redact --json` printed one that `schema`
+    did not describe."""
+    import json
+
+    import jsonschema
+
+    doc = json.loads(_cli("redact", str(KV_LOG), "--json").stdout)
+    schema = json.loads(_cli("schema", "redact").stdout)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert list(doc) == ["schema_version", "text"]

@@ -17,15 +17,16 @@ SCHEMAS = (
     "plan",
     "run",
     "timeline",
+    "redact",
     "rules",
     "rule",
     "corpus",
     "mine",
     "scan-source",
 )
-"""The documents `vllm-bootdiag schema` describes: the outputs a worker consumes, the rule
-table's (`rules --json`, `rules ID --json`), and the release tools' (`corpus --json`,
-`corpus mine --json`, `scan-source --json`)."""
+"""The documents `vllm-bootdiag schema` describes: the outputs a worker consumes (and
+`redact --json`'s), the rule table's (`rules --json`, `rules ID --json`), and the release
+tools' (`corpus --json`, `corpus mine --json`, `scan-source --json`)."""
 
 
 def document(kind: str, data: dict[str, Any] | list[Any]) -> dict[str, Any]:
@@ -83,6 +84,10 @@ def schema(name: str) -> dict[str, Any]:
         from ..timeline import Timeline
 
         return {**base, **_versioned(Timeline.model_json_schema(mode="serialization"))}
+    if name == "redact":
+        text = {"type": "string", "description": "The log, scrubbed (`redact.redact`)."}
+        shape = {"type": "object", "title": "Redacted", "additionalProperties": False}
+        return {**base, **_versioned(shape, {"text": text})}
     if name == "rule":
         from ..rules.schema import Rule
 

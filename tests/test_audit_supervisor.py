@@ -74,3 +74,53 @@ def test_run_refuses_such_a_boot_timeout_in_one_line(bad: str) -> None:
     assert out.returncode == 2
     assert out.stderr.startswith("vllm-bootdiag: error: --boot-timeout takes seconds above 0")
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_an_endless_line_is_echoed_whole_and_the_boot_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that prints 6 MB without a newline (junk, or a progress bar redrawn with CR
+    for an hour) before its real output: read in 64 KB pieces (the supervisor held the
+    whole line), echoed as printed (UTF-8 cut between pieces decoded whole), and the boot
+    that follows classified. The log after the junk is the fakes' KV-shortfall boot."""
+    import io
+
+    fakes = Path(__file__).resolve().parent / "fakes"
+    monkeypatch.setenv("PATH", f"{fakes / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    junk = "aé€" * (6 * 2**20 // 6)  # 1 + 2 + 3 bytes: pieces of 64 KB cut characters
+    log = tmp_path / "junk-then-kv.log"
+    log.write_text(junk + "\n" + (fakes / "logs" / "kv_shortfall__big-gap.log").read_text())
+    fake = Fake(tmp_path, [{"log": str(log), "exit": 1}])
+    echo = io.StringIO()
+    sup = Supervisor(fake.argv(), Policy(max_attempts=1), env=fake.env, echo=echo,
+                     health_interval=0.1, drain_seconds=0.3, kill_grace=2.0)  # fmt: skip
+    try:
+        summary = sup.run()
+    finally:
+        sup.stop()
+    assert summary.attempts[0].outcome == "kv_cache_shortfall"
+    assert echo.getvalue().split("\n", 1)[0] == junk
+
+
+def test_an_endless_line_is_read_in_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tracemalloc
+
+    fakes = Path(__file__).resolve().parent / "fakes"
+    monkeypatch.setenv("PATH", f"{fakes / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    log = tmp_path / "junk-then-kv.log"
+    boot = (fakes / "logs" / "kv_shortfall__big-gap.log").read_text()
+    log.write_text("x" * 24 * 2**20 + "\n" + boot)
+    fake = Fake(tmp_path, [{"log": str(log), "exit": 1}])
+    sup = Supervisor(fake.argv(), Policy(max_attempts=1), env=fake.env, echo=None,
+                     health_interval=0.1, drain_seconds=0.3, kill_grace=2.0)  # fmt: skip
+    tracemalloc.start()
+    try:
+        summary = sup.run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        sup.stop()
+    assert summary.attempts[0].outcome == "kv_cache_shortfall"
+    assert peak < 8 * 2**20, f"{peak / 2**20:.1f} MiB held for a 24 MiB line"

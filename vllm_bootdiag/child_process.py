@@ -1,14 +1,18 @@
 """The child's process group from outside: is the server answering, is any of its
 processes still alive, signal all of them. The supervisor runs vLLM in its own
 group (an engine core and workers besides the leader), so every stop is a group's.
-`Boot` is what one launch ended in."""
+`Boot` is what one launch ended in; `output_pieces` reads the child's output in bounded
+memory."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import suppress
+from typing import IO
 
 from .diagnosis import Diagnosis
 
@@ -70,3 +74,22 @@ class Boot:
         self.exit_code = exit_code
         self.seconds = seconds
         self.health = health
+
+
+PIECE_BYTES = 64 * 1024
+"""The most of one output line held at once: a child that prints without a newline (a
+progress bar redrawn with CR for an hour, or junk) must not grow the supervisor's memory."""
+
+
+def output_pieces(stream: IO[bytes]) -> Iterator[tuple[str, bool]]:
+    """The child's output as (text, whole): whole lines with their line end dropped, and
+    the pieces of a line longer than PIECE_BYTES (whole=False for every piece but its
+    last). UTF-8 cut between pieces is decoded whole; what is not UTF-8 is replaced."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for raw in iter(lambda: stream.readline(PIECE_BYTES), b""):
+        whole = raw.endswith(b"\n")
+        text = decoder.decode(raw, final=whole)
+        yield (text.rstrip("\r\n"), True) if whole else (text, False)
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail, False

@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Literal
 
-from .child_process import Boot, LaunchError, group_alive, health_ok, killpg
+from .child_process import Boot, LaunchError, group_alive, health_ok, killpg, output_pieces
 from .diagnosis import Diagnosis
 from .engine import BootWatcher
 from .launch import LaunchConfig
@@ -319,16 +319,18 @@ class Supervisor:
     def _pump_lines(self, proc: subprocess.Popen[bytes], watcher: BootWatcher) -> None:
         """Echo the child's output and feed the watcher; runs until the pipe closes."""
         assert proc.stdout is not None
-        for raw in iter(proc.stdout.readline, b""):
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        fed = True  # the watcher has seen the start of the current line
+        for text, whole in output_pieces(proc.stdout):
             with self._lock:
-                if self.echo is not None:
+                if self.echo is not None:  # echoed as printed, a long line's pieces too
                     try:
-                        self.echo.write(line + "\n")
+                        self.echo.write(text + "\n" if whole else text)
                         self.echo.flush()
                     except (OSError, ValueError):
                         self.echo = None
-                watcher.feed(line)
+                if fed:  # a line's start (past 64 KB the reader cuts it anyway)
+                    watcher.feed(text)
+            fed = whole
 
     def _diagnosis(self, watcher: BootWatcher) -> Diagnosis:
         if self._pump is not None:

@@ -81,8 +81,12 @@ def _with_out_of_range(
 
 
 def _frame_text(line: str) -> str:
-    """A line less ANSI codes, a runtime prefix and its process tag, indentation kept."""
+    """A line less ANSI codes, a runtime prefix, its process tag and its record prefix
+    (the engine core logs its traceback as ERROR records), indentation kept."""
     text = logline.strip_wrapping(line)
+    record = logline.RECORD.match(text)
+    if record is not None:
+        return text[record.end() :]
     end = logline.tag_end(text)
     return text[end:] if end else text
 

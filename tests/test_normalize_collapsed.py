@@ -93,3 +93,34 @@ def test_spliced_lines_are_cut_alike(line: str, splices: list[tuple[str, int]]) 
     for piece, at in splices:
         line = line[:at] + piece + line[at:]
     assert split_collapsed(line) == reference(line)
+
+
+_PADS = ('File "', "x", " ", '"', "a" * 399 + '"', "01-", "INFO 01-02 03:", ":")
+"""What a long line (1 KB and more, where a frame is looked for from its `", line `) is
+padded with: runs of a frame's start, of quotes, and paths up to the 400 characters a
+frame's path may hold."""
+
+
+_LONG_FRAMES = tuple(f'File "/{"p" * n}.py", line 7, in g ' for n in (200, 300, 395, 396, 397))
+"""Frames whose path is 204-400 characters long (`/`, the name, `.py`), and one a character
+too long for a frame."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_POOL),
+    st.lists(st.tuples(st.sampled_from(_PADS), st.integers(1, 400)), min_size=1, max_size=3),
+    st.lists(
+        st.tuples(st.sampled_from(_STARTS + _LONG_FRAMES), st.integers(0, 4000)), max_size=6
+    ),
+)
+def test_long_spliced_lines_are_cut_alike(
+    line: str, pads: list[tuple[str, int]], splices: list[tuple[str, int]]
+) -> None:
+    for pad, times in pads:
+        line += pad * times
+    line = (line * (1024 // len(line) + 1))[: max(1024, len(line))]
+    for piece, at in splices:
+        line = line[:at] + piece + line[at:]
+    assert len(line) >= 1024
+    assert split_collapsed(line) == reference(line)

@@ -190,9 +190,12 @@ def _check_relaunch(
         assert new.max_model_len >= policy.min_max_model_len
     if new.enforce_eager and not config.enforce_eager:
         assert policy.allow_eager
-    # never a compilation_config key the release lacks (an unknown key fails the boot)
+    # never a compilation_config key the release lacks (an unknown key fails the boot);
+    # one the launch set already may get a new value
     if new.max_cudagraph_capture_size != config.max_cudagraph_capture_size:
-        assert d.vllm_version in (None, "0.13.0", "0.14.0", "0.19.0", "0.32.0")
+        assert config.max_cudagraph_capture_size is not None or d.vllm_version in (
+            None, "0.13.0", "0.14.0", "0.19.0", "0.32.0"
+        )  # fmt: skip
     if new.cudagraph_mode != config.cudagraph_mode:
         assert d.vllm_version in ("0.13.0", "0.14.0", "0.19.0", "0.32.0")
         assert new.cudagraph_mode == "PIECEWISE"

@@ -124,3 +124,21 @@ def test_an_endless_line_is_read_in_bounded_memory(
         sup.stop()
     assert summary.attempts[0].outcome == "kv_cache_shortfall"
     assert peak < 8 * 2**20, f"{peak / 2**20:.1f} MiB held for a 24 MiB line"
+
+
+@pytest.mark.parametrize("where", ["no-such-folder/summary.json", "."])
+def test_an_unwritable_summary_file_is_refused_before_any_launch(
+    hung: Fake, tmp_path: Path, where: str
+) -> None:
+    """`run --summary FILE` found FILE unwritable only after the boot (minutes on a GPU),
+    and the summary was lost; it is a usage error before anything starts."""
+    target = tmp_path / where
+    out = subprocess.run(
+        [sys.executable, "-m", "vllm_bootdiag", "run", "--boot-timeout", "5",
+         "--summary", str(target), "--", *hung.argv()],
+        capture_output=True, text=True, timeout=60, env={**os.environ, **hung.env},
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"vllm-bootdiag: error: --summary {target}: ")
+    assert out.stderr.count("\n") == 1
+    assert hung.launches() == []  # nothing was started

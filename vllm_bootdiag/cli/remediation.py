@@ -257,6 +257,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise _InputError("run: give the command after --, e.g. -- vllm serve MODEL")
+    _check_summary_file(args.summary)  # before a boot that may take minutes, not after
     policy = _policy(
         args, os.environ, max_attempts=args.budget, max_boot_seconds=args.budget_seconds
     )
@@ -290,6 +291,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         except BaseException:
             sup.stop()
             raise
+
+
+def _check_summary_file(path: str | None) -> None:
+    """`--summary FILE` that cannot be written is a usage error before anything runs (it
+    was found only after the boot, and the summary lost)."""
+    if path is None or path == "-":
+        return
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise _InputError(f"--summary {path}: is a directory")
+    if not folder.is_dir():
+        raise _InputError(f"--summary {path}: no folder {folder}")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise _InputError(f"--summary {path}: not writable")
 
 
 def _supervise(sup: Supervisor, args: argparse.Namespace) -> int:

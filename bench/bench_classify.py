@@ -7,9 +7,10 @@ of a 4 GiB log costs what reading it from a small one costs; a tail with fewer n
 asked reads at most `lines * MAX_LINE_CHARS` bytes ("capped"); and classifying 400 lines
 stays under a millisecond.
 
-Measured (2026-12-01, load ~1.8, one run): the nine 400 x 16 KB shapes 19-41 ms, the
-slowest the run of block characters (wide characters: every scan reads twice the bytes);
-records run together 27 ms, 303-430 ms before the paste was cut to the last 400 records.
+Measured (2026-12-01, load ~2.2, one run): the nine 400 x 16 KB shapes 18-42 ms wall, the
+slowest the run of block characters (wide characters: every scan reads twice the bytes;
+29-32 ms of CPU); records run together 28 ms, 303-430 ms before the paste was cut to its
+last 400 records.
 """
 
 from __future__ import annotations

@@ -25,13 +25,14 @@ and one of `INFO 01-` 300 ms. `Tail` is 23-43 ms on runs of spaces or block char
 nearly all of it `timeline.progress_key`'s banner pattern on each 16 KB message.
 Then (fd84ec3, one colour-code strip shared), on the 38 coloured corpus tails: `damaged`
 118 + `Tail` 98 us apart, 192 us as `damaged + Tail` (the uncoloured: 141 and 138 us).
-Then (`--against` ab8df2c, CPU ms, load ~2): the newline-less paste 294 -> 28 (the last
-400 of its 75,200 records are read), runs of `INFO 01-` after records 49 -> 24, of `[0`
-125 -> 25, bare runs 78 -> 36, corpus lines + 16 KB 61 -> 42, bench_classify's runs 41-43
--> 25-29, the block characters' 45 -> 37 (wide characters double every scan); the corpus
-tails 1.00x, each stage as before. Over 50 ms still: runs of `INFO 01-02 03:` (54 after
-records, 75 behind a gutter: a timestamp's dashes, colons and level all dense, the record
-searches stop at each) and of `File "` (57-61: the frame search stops at each).
+Then (`--against` ab8df2c, CPU ms, load ~3, 18:40): the newline-less paste 299 -> 28 (the
+last 400 of its 75,200 records are read), runs of `[0` after records 132 -> 25, of
+`INFO 01-` 50 -> 23, of `File "` 59 -> 29, bare runs 82 -> 32, corpus lines + 16 KB 56 ->
+33, a gutter before `INFO 01-02 03:` 80 -> 53, bench_classify's runs 25-32, block
+characters after records 46 -> 36 (wide characters double every scan). Against main
+less this round's text commits (one run, 18:42): the corpus tails 1.00x, each stage as
+before. Over 50 ms still: runs of `INFO 01-02 03:` (51-54: a stamp's dashes, colons and
+level all dense, the clean-tail check's record searches stop at each).
 """
 
 from __future__ import annotations

@@ -141,3 +141,34 @@ def test_redact_json_has_a_schema_and_validates() -> None:
     schema = json.loads(_cli("schema", "redact").stdout)
     jsonschema.Draft202012Validator(schema).validate(doc)
     assert list(doc) == ["schema_version", "text"]
+
+
+def test_watch_of_a_log_appended_across_restarts_watches_the_last_boot(tmp_path: Path) -> None:
+    """A worker's log appended across restarts: 0.14's KV shortfall, then a 0.32 boot still
+    starting. `watch` read from the top and answered the old boot's failure at once (exit
+    1) while the new one was booting; it watches the last boot, and cites file lines."""
+    import threading
+    import time
+
+    old = (CORPUS / "0.14.0" / "kv_cache_shortfall__llama1b-kvspace1__cpu.log").read_bytes()
+    new = (CORPUS / "0.32.0" / "booted__smollm135m-eager__cpu.log").read_bytes()
+    rows = new.splitlines(keepends=True)
+    path = tmp_path / "vllm.log"
+    path.write_bytes(old + b"".join(rows[:30]))
+
+    def append() -> None:
+        time.sleep(1.5)
+        with path.open("ab") as f:
+            f.write(b"".join(rows[30:]))
+
+    t = threading.Thread(target=append)
+    t.start()
+    out = _cli("watch", str(path), "--timeout", "30")
+    t.join()
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.startswith("booted: port=")
+    start = old.count(b"\n") + 1
+    assert f"note: the log holds an earlier boot; the one from line {start}" in out.stdout
+    evidence = next(x for x in out.stdout.splitlines() if x.startswith("line "))
+    number = int(evidence.split(":")[0].split()[1])
+    assert rows[number - start].decode().rstrip("\n").endswith(evidence.split(": ", 1)[1])

@@ -155,6 +155,23 @@ def _chunks(path: str, deadline: float | None) -> Iterator[bytes]:
     raise UsageError(f"cannot follow {path}: not a file, a pipe or -")
 
 
+def _last_boot_start(args: argparse.Namespace, rules: Any) -> int:
+    """The file line the last boot in a regular file's tail starts at (1 for one boot, a
+    pipe, or what cannot be read now): a log appended across restarts holds the previous
+    boot's end, which a watcher reading from the top reported as this boot's."""
+    if args.log == "-" or not os.path.isfile(args.log):
+        return 1
+    from ..pipeline import classify
+    from ..text import tail as text_tail
+
+    try:
+        t = text_tail.read(args.log, args.lines)
+    except (text_tail.LogReadError, OSError):
+        return 1  # the reading below says why, in its own words
+    d = classify(t.lines, args.vllm_version, rules=rules, first_line=t.first_line or 1)
+    return d.boot_start_line or 1 if d.boots_in_tail > 1 else 1
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """Feed every line to a BootWatcher; print its Diagnosis when the boot ends (or the
     input ends, or --timeout passes). Exit 0 when the server came up, else 1."""
@@ -171,16 +188,26 @@ def cmd_watch(args: argparse.Namespace) -> int:
             f"not {timeout!r}"
         )
     deadline = None if timeout is None else time.monotonic() + timeout
-    watcher = BootWatcher(version=args.vllm_version, lines=args.lines, rules=ruleset(args))
+    rules = ruleset(args)
+    start = _last_boot_start(args, rules)
+    watcher = BootWatcher(
+        version=args.vllm_version, lines=args.lines, rules=rules, first_line=start
+    )
     seen: Any = None
     try:
-        for line in _lines(_decompressed(_chunks(args.log, deadline), args.log)):
+        chunks = _decompressed(_chunks(args.log, deadline), args.log)
+        for number, line in enumerate(_lines(chunks), 1):
+            if number < start:  # an earlier boot's lines: its end is not this boot's
+                continue
             seen = watcher.feed(line)
             if seen is not None:
                 break
     except PermissionError:
         raise UsageError(f"permission denied: {args.log}") from None
     d = seen if seen is not None else watcher.diagnosis()
+    if start > 1:
+        note = f"the log holds an earlier boot; the one from line {start} was watched"
+        d = d.model_copy(update={"notes": (*d.notes, note)})
     if seen is None:  # say why we answer now: an `unknown` alone reads as a verdict
         timed_out = deadline is not None and time.monotonic() >= deadline
         why = (

@@ -56,7 +56,10 @@ class BootWatcher:
         *,
         rules: RuleSet | None = None,
         extra_rules: Iterable[Rule] = (),
+        first_line: int = 1,
     ) -> None:
+        """`first_line`: the number of the first line fed in the whole log (a watch that
+        starts at the last boot of a file), so evidence cites the file's lines."""
         self._rules = resolve(rules, extra_rules)
         self._hint = version
         self._lines: deque[str] = deque(maxlen=lines)
@@ -70,8 +73,9 @@ class BootWatcher:
         self._reported: Diagnosis | None = None
         self._pending = -1
         """Lines still to wait after a non-terminal failure line (-1: none pending)."""
-        self._fed = 0
-        """Lines fed so far: evidence cites a line's number in the whole stream."""
+        self._fed = first_line - 1
+        """Lines fed so far (and before `first_line`): evidence cites a line's number in
+        the whole stream."""
 
     @property
     def reported(self) -> Diagnosis | None:

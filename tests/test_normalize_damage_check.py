@@ -10,10 +10,12 @@ repair step changes any of its lines: the check never hides damage.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,8 +144,8 @@ def test_the_check_agrees_with_its_plain_statement_where_signs_are_spliced_in(
     assert got or not _repaired(lines)
 
 
-_RUNS = ("-", "01-", "INFO 01-", ":", "01:", "01-01 01:01:01 ", "INFO 01-02 03:", "x", " ",
-         "[0", "[0;")  # fmt: skip
+_RUNS = ("-", "01-", "INFO 01-", ":", "01:", "01-01 01:01:01 ", "INFO 01-02 03:",
+         "INFO 01-02 03:04:", "-:", "x", " ", "[0", "[0;")  # fmt: skip
 """16 KB runs a long tail's lines end in: the check's count of the records inside lines
 takes another road when dashes, or dashes and colons, are many; a long tail's colour
 resets are searched for each alone."""
@@ -167,6 +169,23 @@ def test_the_check_agrees_with_its_plain_statement_on_long_tails(lines: list[str
     got = damage_check.damaged(doc)
     assert got == reference(doc)
     assert got or not _repaired(lines)
+
+
+_RECORD_LINES = ("(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] ",
+                 "ERROR 11-29 16:20:31 [core.py:1] ", "", "  | INFO 11-29 16:19:50 [a.py:1] ")  # fmt: skip
+_INSIDE = ("", " INFO 01-02 03:04:05 [x.py:1] inside", " (Worker pid=3) ERROR 01-02 03:04:05 x")
+
+
+@pytest.mark.parametrize("run", _RUNS)
+def test_each_road_of_the_record_count_agrees_on_long_tails_of_one_run(run: str) -> None:
+    """Tails of 16 KB lines of one run each, with a record inside a line or none: each road
+    the count of records takes (by the dashes, the first or the second colon of a time, or
+    the levels) answers as the plain statement does."""
+    for head, inside in itertools.product(_RECORD_LINES, _INSIDE):
+        lines = [(head + run * (16384 // len(run)))[:16000] for _ in range(6)]
+        lines[3] = lines[3][:7000] + inside + lines[3][7000:]
+        doc = _doc(lines)
+        assert damage_check.damaged(doc) == reference(doc), (head, inside)
 
 
 @settings(max_examples=300, deadline=None)

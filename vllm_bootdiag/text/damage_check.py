@@ -66,6 +66,19 @@ def _record_inside_by_colon() -> re.Pattern[str]:
     )
 
 
+@cache
+def _record_inside_by_second_colon() -> re.Pattern[str]:
+    """The same records, found by the second colon of their time (`INFO 01-02 03:04:`):
+    for a text dense in both dashes and colons, where most colons are not a record's
+    second (16 KB runs of `INFO 01-02 03:`: 5 ms for 400 of them, 28 by the levels)."""
+    return re.compile(
+        r":(?<=[GORL] \d\d-\d\d \d\d:\d\d:)(?=\d\d)(?:"
+        + "|".join(rf"(?<={level} \d\d-\d\d \d\d:\d\d:)" for level in _LEVELS)
+        + ")"
+        + "".join(rf"(?<!\n{level} \d\d-\d\d \d\d:\d\d:)" for level in _LEVELS)
+    )
+
+
 _TAGGED_RECORD = re.compile(r"\n(?=\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
 every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
@@ -224,10 +237,17 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
     tag, the tail is clean (the one case of the loop below that 0.10+ logs hit on every
     line); only otherwise is each record looked at. A long text with dashes every few
     characters (16 KB runs of them) counts by the colons instead, as each dash costs its
-    scan a stop; one with both (runs of `01-01 01:01:01`) skips the count."""
+    scan a stop; one with a colon every few characters too (runs of `01-01 01:01:01`)
+    skips the count."""
     inside: re.Pattern[str] | None = _RECORD_INSIDE
     if len(doc) >= 65536 and doc.count("-") * 16 >= len(doc):
-        inside = _record_inside_by_colon() if doc.count(":") * 16 < len(doc) else None
+        colons = doc.count(":")
+        if colons * 16 < len(doc):
+            inside = _record_inside_by_colon()
+        elif colons * 8 < len(doc):  # each stop a lookbehind that fails at its first test
+            inside = _record_inside_by_second_colon()
+        else:  # a colon every few characters (runs of `-:`): the levels are fewer
+            inside = None
     if inside is not None:
         if tagged is None:  # (how many lines `_TAGGED_RECORD` finds, when counted already)
             tagged = len(_TAGGED_RECORD.findall(doc))

@@ -31,8 +31,9 @@ last 400 of its 75,200 records are read), runs of `[0` after records 132 -> 25, 
 33, a gutter before `INFO 01-02 03:` 80 -> 53, bench_classify's runs 25-32, block
 characters after records 46 -> 36 (wide characters double every scan). Against main
 less this round's text commits (one run, 18:42): the corpus tails 1.00x, each stage as
-before. Over 50 ms still: runs of `INFO 01-02 03:` (51-54: a stamp's dashes, colons and
-level all dense, the clean-tail check's record searches stop at each).
+before. Then runs of `INFO 01-02 03:` after records 54 -> 26 (their records counted by
+the second colon); behind a gutter 52 (split_collapsed's record search stops at each
+of their dashes: a stamp's dashes, colons and level all dense).
 """
 
 from __future__ import annotations

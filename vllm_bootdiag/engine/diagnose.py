@@ -328,19 +328,22 @@ PROGRESS_RULES = {"api_server": ("LC005", "LC007"), "available_kv": ("KV104",)}
 the boot is up (unless a failure follows); a KV budget of zero or less says why the
 engine fails right after it (vLLM raises no-KV-memory on it). Every other rule reads
 failure lines only."""
-_KV_KINDS = ("no_kv_cache_memory", "kv_cache_shortfall", "auto_fit_failed")
+
+
+def _kv_verdict(rule: Rule) -> bool:
+    return outcomes.OUTCOME_TYPES[rule.outcome].KV_VERDICT
 
 
 def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
     """`found` plus the matches of the rules that read progress lines. The KV budget
     stands in only where no KV message of its own was matched (it may be cut off)."""
-    kv_read = any(h.rule.outcome in _KV_KINDS for h in found)
+    kv_read = any(_kv_verdict(h.rule) for h in found)
     extra: list[Hit] = []
     for i, key, message, _ts in tail.markers:
         for rule_id in PROGRESS_RULES.get(key, ()):
             rule = rules.get(rule_id)
             groups = rule.match(message) if rule is not None else None
-            if rule is None or groups is None or (kv_read and rule.outcome in _KV_KINDS):
+            if rule is None or groups is None or (kv_read and _kv_verdict(rule)):
                 continue
             extra.append(Hit(i, rule, tuple(sorted(groups.items()))))
     return sorted(found + extra, key=lambda h: h.index) if extra else found

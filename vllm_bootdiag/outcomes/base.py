@@ -95,6 +95,10 @@ class _Outcome(BaseModel):
     """(outcome field, `BootFacts` field) pairs: the boot's fact fills the field when
     the rule's line lacks it (a model name printed at the start, the port bound)."""
 
+    KV_VERDICT: ClassVar[bool] = False
+    """vLLM's own verdict on the KV cache's size: where a rule read one, the KV budget on
+    the progress lines (which stands in for a verdict cut off the tail) is not read."""
+
     READS_BELOW: ClassVar[Literal["pydantic_errors"] | None] = None
     """Where the lines under the rule's line hold this kind's details: `pydantic_errors`
     (the field and message pydantic prints under `N validation error for X`)."""

@@ -30,6 +30,7 @@ class CudaOomNumbers(BaseModel):
 class KvCacheShortfall(_Memory):
     """One request of max_model_len tokens does not fit in the KV cache."""
 
+    KV_VERDICT = True
     kind: Literal["kv_cache_shortfall"] = "kv_cache_shortfall"
     max_model_len: Count | None = None
     needed_gib: GiB | None = None
@@ -42,6 +43,7 @@ class KvCacheShortfall(_Memory):
 class NoKvCacheMemory(_Memory):
     """Nothing at all is left for the KV cache after weights and activations."""
 
+    KV_VERDICT = True
     CONTEXT = (("available_gib", "available_kv_cache_gib"),)
     kind: Literal["no_kv_cache_memory"] = "no_kv_cache_memory"
     available_gib: GiB | None = None
@@ -50,6 +52,7 @@ class NoKvCacheMemory(_Memory):
 class AutoFitFailed(_Memory):
     """`--max-model-len auto` could not fit even one token."""
 
+    KV_VERDICT = True
     CONTEXT = (("available_gib", "available_kv_cache_gib"),)
     kind: Literal["auto_fit_failed"] = "auto_fit_failed"
     available_gib: GiB | None = None

@@ -146,17 +146,26 @@ _KEEP_IPS = frozenset({"0.0.0.0", "127.0.0.1", "::", "::1"})
 _HOSTS = re.compile(
     r"(?i)(?<![\w.-])(?:ip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9-]+)*"
     r"|[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\."
-    r"(?:internal|local|localdomain|lan|intranet|corp|cluster\.local|svc))\b"
+    r"(?:internal|local|localdomain|lan|intranet|corp|cluster\.local|svc))\b(?!\.[\w-])"
 )
+"""Cloud and in-house names; one that goes on past its suffix (`node.corp.example.com`)
+is a fully qualified name, left whole to `_FQDN` (cut here, its domain would stay)."""
 _TLDS = (
     "com|net|org|io|ai|dev|cloud|app|co|us|uk|de|fr|nl|jp|cn|kr|eu|ch|se|info|biz|edu|gov|xyz"
     "|tech|site|online"
 )
 _FQDN = re.compile(
-    rf"(?<![\w.@/<>-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})(?![\w-]|\.[\w-])"
+    rf"(?<![\w.@/<>-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
+    rf"(?:{_TLDS}|{_TLDS.upper()})(?![\w-]|\.[\w-])(?!\(|\[)"
 )
-"""A fully qualified name under a common top-level domain, lower case as DNS prints it
-(Python's dotted names such as ``torch.cuda.OutOfMemoryError`` end in no such label)."""
+"""A fully qualified name under a common top-level domain, written in any case (an
+inventory's `GPU-NODE-3.CORP.EXAMPLE.COM`, a `Node7.Example.org`). Not a call or an index
+(a traceback's source line: ``logger.info(...)``), and not an attribute of a name that
+is Python's own (`_CODE_NAMES`): ``self.app = ...``. Python's dotted names such as
+``torch.cuda.OutOfMemoryError`` end in no such label."""
+_CODE_NAMES = frozenset(
+    ("self", "cls", "super", "os", "sys", "args", "kwargs", "logger", "log", "logging", "config")
+)
 
 _MARKER = r"<[a-z_]{2,16}>"
 """What every replacement looks like; literals never match inside one."""
@@ -208,7 +217,10 @@ def _ip_sub(match: re.Match[str]) -> str:
 
 
 def _fqdn_sub(match: re.Match[str]) -> str:
-    return match.group(0) if _public(match.group(0)) else "<host>"
+    name = match.group(0)
+    if _public(name) or name.split(".", 1)[0] in _CODE_NAMES:
+        return name
+    return "<host>"
 
 
 _ANSI = re.compile(r"(\x1b\[[0-9;]*[A-Za-z])")

@@ -124,3 +124,35 @@ def test_long_spliced_lines_are_cut_alike(
         line = line[:at] + piece + line[at:]
     assert len(line) >= 1024
     assert split_collapsed(line) == reference(line)
+
+
+_LEVEL_RECORDS = tuple(
+    f"{level} 11-29 17:04:04{frac} [core.py:12] m "
+    for level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+    for frac in ("", ".123", ",5")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(("INFO 01-02 03:", "01-", "-", "01-01 01:01:01 ", "-:")),
+    st.integers(80, 1200),
+    st.lists(
+        st.tuples(st.sampled_from(_LEVEL_RECORDS + _STARTS), st.integers(0, 16000)),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_lines_dense_in_dashes_are_cut_alike(
+    pad: str, times: int, splices: list[tuple[str, int]]
+) -> None:
+    """A long line with a dash every few characters finds its records by their time's
+    second colon, not by the dash: the same cuts as the reference's."""
+    from vllm_bootdiag.text.collapsed import _Starts
+
+    line = pad * times
+    for piece, at in splices:
+        line = line[:at] + piece + line[at:]
+    if len(line) >= 1024 and line.count("-") * 16 >= len(line):
+        assert _Starts(line).by_colon
+    assert split_collapsed(line) == reference(line)

@@ -136,6 +136,9 @@ def adversarial_shapes() -> dict[str, list[str]]:
         "behind a CI gutter": [("  | " + line + " " + runs[k % 5])[:16384]
                                for k, line in enumerate(_tail_of(DEFAULT_LOG))],
         "records run together": [(_ROUTE * 200)[:16384]] * 400,
+        # runs of what a prefix or a repair keys on, bare and behind a gutter
+        **{f"{r[:6]!r} runs{' behind a gutter' if pre else ''}": [pre + (r * 8192)[:16380]] * 400
+           for r in ("\x1b[0m", "> ", "Error: ", "^[[") for pre in ("", "  | ")},
     }  # fmt: skip
 
 

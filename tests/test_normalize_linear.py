@@ -33,6 +33,10 @@ RUNS = {
     "colons": ":     " * (SIZE // 6),
     "resets-like": "[0" * (SIZE // 2),
     "stamps": "INFO 01-02 03:" * (SIZE // 14),
+    "colour codes": "\x1b[0m" * (SIZE // 4),
+    "caret codes": "^[[" * (SIZE // 3),
+    "quote markers": "> " * (SIZE // 2),
+    "exception words": "Error: " * (SIZE // 7),
 }
 PREFIXES = ("", "  | ", "vllm-1  | ", "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] ")
 

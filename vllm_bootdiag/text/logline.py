@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-"""An ANSI SGR/CSI escape (colour, cursor): the only copy of this expression."""
+ANSI = re.compile(r"(?:\x1b\[[0-9;?]*[A-Za-z])+")
+"""ANSI SGR/CSI escapes (colour, cursor), a run of them at once: what is removed is the
+same, and a 16 KB run of codes costs one replacement, not 4,000."""
 
 # Docker (`docker logs -t`) and Kubernetes/CRI (`<ts> stdout F <line>`) prefixes.
 _RUNTIME = re.compile(

@@ -49,8 +49,9 @@ class Lazy:
 
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub")
 
-_A = r"(?:\x1b\[[0-9;]*m)*"
-"""Colour codes a tool puts around its own prefix (compose, stern)."""
+_A = r"(?:\x1b\[[0-9;]{0,32}m){0,8}"
+"""Colour codes a tool puts around its own prefix (compose, stern): a few, bounded, so a
+16 KB run of them is not scanned (and backtracked) by each prefix's pattern in turn."""
 
 PREFIXES: tuple[tuple[str, Lazy], ...] = (
     # `docker logs -t`, Kubernetes/CRI `<ts> stdout F `, GitHub Actions raw logs.
@@ -67,7 +68,7 @@ PREFIXES: tuple[tuple[str, Lazy], ...] = (
         "bracket_stamp",
         Lazy(r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\][ \t]?"),
     ),
-    ("markdown_quote", Lazy(r"(?:>(?: |(?=>)|$))+")),
+    ("markdown_quote", Lazy(r"(?:>(?: |(?=>)|$)){1,16}")),
     # docker compose v2 `service-1  | `, v1 `project_service_1  | `.
     (
         "compose_prefix",
@@ -114,9 +115,11 @@ PREFIX_NAMES = frozenset(name for name, _ in PREFIXES)
 ANY_PREFIX = Lazy("|".join(f"(?:{p.pattern})" for _, p in PREFIXES))
 
 FENCE = Lazy(r"[ \t]*+(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*+</?(?:details|summary)>.*")
-_CARET_CSI = Lazy(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
-ESC_CSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
-_BARE_SGR = Lazy(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+_CARET_CSI = Lazy(r"(?:(?:\^\[|␛)\[[0-9;?]*[A-Za-z])+")
+ESC_CSI = Lazy(r"(?:\x1b\[[0-9;?]*[A-Za-z])+")
+_BARE_SGR = Lazy(r"(?:\[(?:\d{1,3}(?:;\d{1,3})*)?m)+")
+"""Colour codes (a run at once: one replacement for a 16 KB run of them) in caret notation,
+with their ESC byte, and with it lost."""
 _RESETS = (Lazy(regex.escape("[0m")), Lazy(regex.escape("[0;0m")))
 """Colour resets that lost their ESC byte, each a literal: searched without a stop at
 each `[0` of a 16 KB run of them (where one pattern for both stops 8,192 times), and in

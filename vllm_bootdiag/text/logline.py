@@ -17,9 +17,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-ANSI = re.compile(r"(?:\x1b\[[0-9;?]*[A-Za-z])+")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z](?:\x1b\[[0-9;?]*[A-Za-z])*")
 """ANSI SGR/CSI escapes (colour, cursor), a run of them at once: what is removed is the
-same, and a 16 KB run of codes costs one replacement, not 4,000."""
+same, and a 16 KB run of codes costs one replacement, not 4,000. It starts with the
+literal (as a group's repeat it would not: tried at every character, 9% slower on the
+corpus tails)."""
 
 # Docker (`docker logs -t`) and Kubernetes/CRI (`<ts> stdout F <line>`) prefixes.
 _RUNTIME = re.compile(

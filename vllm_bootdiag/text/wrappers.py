@@ -116,7 +116,7 @@ ANY_PREFIX = Lazy("|".join(f"(?:{p.pattern})" for _, p in PREFIXES))
 
 FENCE = Lazy(r"[ \t]*+(?:```|~~~)[\w+.-]*[ \t]*|[ \t]*+</?(?:details|summary)>.*")
 _CARET_CSI = Lazy(r"(?:(?:\^\[|␛)\[[0-9;?]*[A-Za-z])+")
-ESC_CSI = Lazy(r"(?:\x1b\[[0-9;?]*[A-Za-z])+")
+ESC_CSI = Lazy(r"\x1b\[[0-9;?]*[A-Za-z](?:\x1b\[[0-9;?]*[A-Za-z])*")
 _BARE_SGR = Lazy(r"(?:\[(?:\d{1,3}(?:;\d{1,3})*)?m)+")
 """Colour codes (a run at once: one replacement for a 16 KB run of them) in caret notation,
 with their ESC byte, and with it lost."""

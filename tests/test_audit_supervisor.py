@@ -18,6 +18,7 @@ import pytest
 from test_supervisor import Fake
 
 from vllm_bootdiag.planning import Policy
+from vllm_bootdiag.run_summary import RunSummary
 from vllm_bootdiag.supervisor import Supervisor
 
 STALL = "INFO 11-29 16:18:01 [model.py:2152] Using max model len 8192\n"
@@ -32,13 +33,18 @@ def hung(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
     return Fake(tmp_path, [{"log": str(log), "hang": True}])
 
 
-def test_the_boot_timeout_is_named_when_it_ends_the_boot(hung: Fake) -> None:
-    # the budget (1.8 s) is later than the boot's own deadline (1 s): the boot timeout ended it
-    sup = hung.supervisor(hung.argv(), Policy(max_boot_seconds=1.8), boot_timeout=1.0)
+def _run(hung: Fake, policy: Policy, boot_timeout: float) -> RunSummary:
+    """The supervisor's summary of the hung boot under `policy` and `boot_timeout`."""
+    sup = hung.supervisor(hung.argv(), policy, boot_timeout=boot_timeout)
     try:
-        summary = sup.run()
+        return sup.run()
     finally:
         sup.stop()
+
+
+def test_the_boot_timeout_is_named_when_it_ends_the_boot(hung: Fake) -> None:
+    # the budget (1.8 s) is later than the boot's own deadline (1 s): the boot timeout ended it
+    summary = _run(hung, Policy(max_boot_seconds=1.8), boot_timeout=1.0)
     give_up = summary.give_up
     assert give_up is not None and give_up.cause == "budget"
     assert "--boot-timeout (1 s)" in give_up.reason
@@ -46,11 +52,7 @@ def test_the_boot_timeout_is_named_when_it_ends_the_boot(hung: Fake) -> None:
 
 
 def test_the_budget_is_named_when_it_ends_the_boot(hung: Fake) -> None:
-    sup = hung.supervisor(hung.argv(), Policy(max_boot_seconds=1.0), boot_timeout=30.0)
-    try:
-        summary = sup.run()
-    finally:
-        sup.stop()
+    summary = _run(hung, Policy(max_boot_seconds=1.0), boot_timeout=30.0)
     give_up = summary.give_up
     assert give_up is not None and "boot-seconds budget (1 s" in give_up.reason
     assert give_up.advice[0].startswith("Raise --budget-seconds ")

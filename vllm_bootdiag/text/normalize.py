@@ -360,9 +360,9 @@ def _json_records(lines: list[Row], raw: Sequence[str], base: int, ran: set[str]
             continue
         while k < len(lines) and lines[k][1] <= last:
             k += 1  # the rows gathered into the record
-        names = [*outer, *names]
-        ran.update((*names, "rejoin_wrapped") if last > row[1] else names)
-        repairs = tuple(dict.fromkeys((*row[3], *names, *(("rejoin_wrapped",) * (last > row[1])))))
+        names = [*outer, *names, *(("rejoin_wrapped",) if last > row[1] else ())]
+        ran.update(names)
+        repairs = tuple(dict.fromkeys((*row[3], *names)))
         out.extend((t, row[1], last, repairs) for t in texts)
     return out
 

@@ -6,6 +6,7 @@ a time), and its final Diagnosis comes from the same pipeline, streaming mode.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable
 
@@ -15,13 +16,29 @@ from .. import logtail, outcomes, timeline, versions
 from ..diagnosis import Diagnosis
 from ..rules.ruleset import RuleSet, resolve
 from ..rules.schema import Rule
-from ..text import triage
+from ..text import logline, triage
 from .diagnose import PROGRESS_RULES
 from .match import line_rules
 
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
 _MAX_LINE = logtail.MAX_LINE_CHARS
 _sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CANDIDATE
+_FRAME_STARTS = triage.FRAME_STARTS
+_SORT = re.compile(
+    r"(?:\([^()]{0,300}\) ?)?(?:(INFO|DEBUG)|(WARNING|WARN)|(ERROR|CRITICAL)) "
+    r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]]*\] ?"
+    r"|(?:\([A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}\)(?: |(?! )))?"
+    r"(    |  File |(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d)"
+)
+"""`triage.sort_line` in one match, for a line it would not strip (no ESC byte, CR or
+runtime prefix): `logline.RECORD` with its level in three groups (1: progress, 2: a
+warning, 3: an error, a frame after it skipped), or else (4) a raw line's traceback
+frame or torch warning after an optional process tag (its space taken when there is one,
+as `logline.tag_end` takes it); no match: a raw candidate line. One match and a branch
+where `sort_line` costs a call and two or three (tests/test_watcher_sort.py holds them
+equal)."""
+_SORT_MATCH, _strip_codes = _SORT.match, logline.ANSI.sub
+_PROGRESS_GROUP, _ERROR_GROUP = 1, 3
 
 
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
@@ -32,6 +49,22 @@ def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
     return tuple(
         r for r in found if r is not None and not outcomes.OUTCOME_TYPES[r.outcome].FAILURE
     )
+
+
+_UP: dict[int, tuple[RuleSet, tuple[tuple[Rule, ...], tuple[str, ...]]]] = {}
+
+
+def _up_of(rules: RuleSet) -> tuple[tuple[Rule, ...], tuple[str, ...]]:
+    """The reporting server-start rules of a RuleSet and their literals, kept per RuleSet
+    (as `match` keeps its word index): a watch starts, and changes version, per boot."""
+    cached = _UP.get(id(rules))
+    if cached is not None and cached[0] is rules:
+        return cached[1]
+    up = tuple(r for r in _up_rules(rules) if r.reports)
+    if len(_UP) >= 256:
+        _UP.clear()
+    _UP[id(rules)] = (rules, (up, tuple(r.literal for r in up)))
+    return _UP[id(rules)][1]
 
 
 class BootWatcher:
@@ -91,13 +124,38 @@ class BootWatcher:
             if not isinstance(line, (bytes, bytearray)):
                 raise TypeError(f"feed() takes a line of text, not {type(line).__name__}") from None
             return self.feed(logtail.decode(bytes(line)))
-        if plain:
-            return self._feed_one(line)  # what split_lines gives for one plain line
-        for part in logtail.split_lines(line, None) or [""]:
-            result = self._feed_one(part)
-            if result is not None:
-                return result
-        return None
+        if not plain:
+            for part in logtail.split_lines(line, None) or [""]:
+                result = self._feed_one(part)
+                if result is not None:
+                    return result
+            return None
+        # What _feed_one does for a line split_lines gives as it is, the sort in one match
+        # (feed runs per line: a call or a scan less per line is what it costs).
+        self._lines.append(line)
+        self._fed += 1
+        if ("version" in line or "LLM engine (v" in line) and any(
+            v in line for v in _VERSION_LITERALS
+        ):
+            self._detect(line)
+        if self._reported is not None:
+            return None
+        text = _strip_codes("", line) if "\x1b" in line else line  # as strip_wrapping does
+        m = _SORT_MATCH(text)
+        if m is None:
+            if text[:1].isdigit():  # a runtime's prefix: sort_line strips it
+                return self._sorted(line, *_sort_line(line)[:3])
+            return self._sorted(line, _CANDIDATE, text, 0)
+        k = m.lastindex
+        if k == _PROGRESS_GROUP:
+            for literal in self._up_literals:  # a loop: cheaper than any() on every line
+                if literal in text:
+                    if self._is_up(text[m.end() :]):
+                        return self._report()
+                    break
+        elif k == _ERROR_GROUP and not text.startswith(_FRAME_STARTS, m.end()):
+            return self._sorted(line, _CANDIDATE, text, 0)
+        return self._settle() if self._pending > 0 else None
 
     def _feed_one(self, line: str) -> Diagnosis | None:
         self._lines.append(line)
@@ -107,19 +165,26 @@ class BootWatcher:
         if ("version" in line or "LLM engine (v" in line) and any(
             v in line for v in _VERSION_LITERALS
         ):
-            found = versions.detect([line])
-            if found is not None and found.version != self._version:
-                self._use_version(found.version)
+            self._detect(line)
         if self._reported is not None:
             return None
         # Warnings and traceback frames never end a boot; of the progress lines, only the
         # server start does (classify reads it too: the boot is up).
-        if line[:1] == " " and line.startswith(triage.FRAME_STARTS) and "\x1b" not in line:
+        if line[:1] == " " and line.startswith(_FRAME_STARTS) and "\x1b" not in line:
             # a traceback frame or its source line (what sort_line says)
             return self._settle() if self._pending > 0 else None
-        kind, text, start, _ts = _sort_line(line)
+        return self._sorted(line, *_sort_line(line)[:3])
+
+    def _detect(self, line: str) -> None:
+        """The rules for the version a line names, if it names one not in force."""
+        found = versions.detect([line])
+        if found is not None and found.version != self._version:
+            self._use_version(found.version)
+
+    def _sorted(self, line: str, kind: str, text: str, start: int) -> Diagnosis | None:
+        """What a line sorted as `kind` (`text` from `start` its message) does to the watch."""
         if kind == _PROGRESS:
-            for literal in self._up_literals:  # a loop: cheaper than any() on every line
+            for literal in self._up_literals:
                 if literal in text:
                     if self._is_up(text[start:]):
                         return self._report()
@@ -145,8 +210,7 @@ class BootWatcher:
     def _use_version(self, version: Version | None) -> None:
         self._version = version
         self._active = self._rules.for_version(version)
-        self._up = tuple(r for r in _up_rules(self._active) if r.reports)
-        self._up_literals = tuple(r.literal for r in self._up)
+        self._up, self._up_literals = _up_of(self._active)
 
     def _is_up(self, message: str) -> bool:
         """A server-start rule reads this progress message, as classify reads it."""

@@ -46,13 +46,28 @@ def test_every_model_a_classification_builds_is_the_validated_one(
         seen.append((cls, dict(data), out))
         return out
 
+    constructed: list[tuple[type[BaseModel], dict[str, Any], BaseModel]] = []
+    real_construct = quick_build.construct
+
+    def recording_construct(cls: type[BaseModel], values: dict[str, Any]) -> BaseModel:
+        kept = dict(values)
+        out = real_construct(cls, values)
+        constructed.append((cls, kept, out))
+        return out
+
     monkeypatch.setattr(quick_build, "build", recording)
+    monkeypatch.setattr(quick_build, "construct", recording_construct)
     for log in sorted(CORPUS.glob("*/*.log")):
         classify_file(log)
     for rule in RULES:
         for example in rule.examples:
             classify([example])
     assert len(seen) > 1000
+    assert len(constructed) > 200
+    for cls, values, out in constructed:
+        _same(out, cls.model_construct(**values))
+        assert out.__dict__ == cls.model_construct(**values).__dict__
+        assert list(out.__dict__) == list(cls.model_fields)  # the layout: the field order
     kinds = set()
     for cls, data, out in seen:
         _same(out, cls.model_validate(data))
@@ -154,3 +169,25 @@ def test_a_model_built_often_is_built_by_its_validator(monkeypatch: pytest.Monke
     assert len(calls) == 2
     for one in built:
         _same(one, cls.model_validate(data))
+
+
+def test_construct_lays_out_what_model_construct_does() -> None:
+    """`construct` is `model_construct`: the defaults filled in, in field order, the fields
+    set those given; where a default would be copied (a model) and is not given, or a
+    key is not a field, it is `model_construct` itself."""
+    from vllm_bootdiag.diagnosis import Diagnosis
+
+    unknown = OUTCOME_TYPES["unknown"].model_validate({"last_error_line": "x"})
+    for cls, values in [
+        (Evidence, {"text": "t", "line": 2}),
+        (OUTCOME_TYPES["kv_cache_shortfall"], {"max_model_len": 8, "rule_id": "KV001"}),
+        (BootFacts, {}),
+        (Diagnosis, {"primary": unknown, "facts": BootFacts(), "lines_examined": 3}),
+        (Diagnosis, {"primary": unknown}),  # facts' default is a model: model_construct's
+        (Evidence, {"line": 1, "text": "t", "bogus": 1}),  # not a field: model_construct's
+    ]:
+        quick = quick_build.construct(cls, dict(values))
+        slow = cls.model_construct(**values)
+        _same(quick, slow)
+        assert list(quick.__dict__) == list(slow.__dict__)
+        assert repr(quick) == repr(slow)

@@ -144,36 +144,40 @@ def _check_for(annotation: Any) -> _Check | None:
     return None if check is None else _before(fns, check)
 
 
-_PLANS: dict[type, dict[str, tuple[_Check, bool]] | None] = {}
-"""Model -> field -> (conversion, required), or None: always validated."""
+_Plan = tuple[dict[str, _Check], frozenset[str], "_Template"]
+"""(field -> conversion, the required fields, the model's template)."""
+_PLANS: dict[type, _Plan | None] = {}
+"""Model -> its plan, or None: always validated."""
 
 _ALLOWED_VALIDATORS = frozenset({"_drop_computed"})
 """Model validators that change nothing in the data this module builds from (the outcome
 base's, which drops our own computed keys: data holding one is validated)."""
 
 
-def _plan(cls: type[BaseModel]) -> dict[str, tuple[_Check, bool]] | None:
+def _plan(cls: type[BaseModel]) -> _Plan | None:
     if cls in _PLANS:
         return _PLANS[cls]
     decorators = cls.__pydantic_decorators__
-    plan: dict[str, tuple[_Check, bool]] | None
+    plan: _Plan | None = None
     own = (decorators.validators, decorators.field_validators, decorators.root_validators)
     config = cls.model_config
-    if (
+    template = _template(cls)
+    if not (
         any(own)
         or set(decorators.model_validators) - _ALLOWED_VALIDATORS
         or config.get("strict")
         or config.get("extra") == "allow"
+        or template is None
     ):
-        plan = None
-    else:
-        plan = {}
+        checks: dict[str, _Check] = {}
         for name, field in cls.model_fields.items():
             check = _field_check(field)
             if check is None:
-                plan = None
                 break
-            plan[name] = (check, field.is_required())
+            checks[name] = check
+        else:
+            required = frozenset(n for n, f in cls.model_fields.items() if f.is_required())
+            plan = (checks, required, template)
     _PLANS[cls] = plan
     return plan
 
@@ -192,9 +196,9 @@ def _field_check(field: FieldInfo) -> _Check | None:
 
 WARM_BUILDS = 8
 """Builds of one model without its validator; from the next one on, pydantic's validator
-(built once, then three to six times cheaper a call than the checks here). A process that
-classifies a log or two (the CLI, a worker's first boot) never builds one; a worker that
-classifies all day pays it once per model."""
+(built once, then cheaper a call than the checks here). A process that classifies a log
+or two (the CLI, a worker's first boot) never builds one; a worker that classifies all
+day pays it once per model."""
 _BUILT: dict[type, int] = {}
 
 
@@ -205,18 +209,99 @@ def build(cls: type[M], data: Mapping[str, Any]) -> M:
     if built >= WARM_BUILDS:
         return cls.model_validate(data)
     _BUILT[cls] = built + 1
-    plan = _plan(cls)
+    plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
     if plan is None:
         return cls.model_validate(data)
+    checks, required, template = plan
     values: dict[str, Any] = {}
     for name, value in data.items():
-        entry = plan.get(name)
-        if entry is None:
+        check = checks.get(name)
+        if check is None:
             return cls.model_validate(data)  # an unknown key: pydantic says what it means
-        converted = entry[0](value)
+        converted = check(value)
         if converted is _NO:
             return cls.model_validate(data)
         values[name] = converted
-    if any(required and name not in values for name, (_, required) in plan.items()):
+    if not required <= values.keys():
         return cls.model_validate(data)
-    return cls.model_construct(**values)
+    return template.make(cls, values)
+
+
+# --- construction of models whose values are already valid ------------------------
+
+_ATOMIC = (type(None), bool, int, float, str)
+"""Defaults `model_construct` takes as they are (it deep-copies any other)."""
+_set = object.__setattr__
+
+
+class _Template:
+    """How `model_construct` lays out one model: every field in declaration order with its
+    default (a placeholder for a required one), and the fields whose default it would
+    copy or make (which a caller must give)."""
+
+    __slots__ = ("fields", "must_give", "values")
+
+    def __init__(self, values: dict[str, Any], must_give: frozenset[str]) -> None:
+        self.values = values
+        self.fields = frozenset(values)
+        self.must_give = must_give
+
+    def make(self, cls: type[M], given: dict[str, Any]) -> M:
+        """`cls.model_construct(**given)` for `given` (its own dict, kept) holding only
+        fields, every one without a shareable default among them."""
+        m = cls.__new__(cls)
+        d = self.values.copy()
+        d.update(given)  # a key already there keeps its place: the field order
+        _set(m, "__dict__", d)
+        _set(m, "__pydantic_fields_set__", set(given))
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        return m
+
+
+_TEMPLATES: dict[type, _Template | None] = {}
+
+
+def _template(cls: type[BaseModel]) -> _Template | None:
+    """The model's template, or None where `model_construct` does more than lay out
+    fields (aliases, default factories, private attributes, a post-init, a root model,
+    extra fields kept)."""
+    if cls in _TEMPLATES:
+        return _TEMPLATES[cls]
+    template: _Template | None = None
+    if not (
+        cls.__pydantic_root_model__
+        or cls.__pydantic_post_init__
+        or cls.__private_attributes__
+        or cls.model_config.get("extra") == "allow"
+    ):
+        values: dict[str, Any] = {}
+        must_give: set[str] = set()
+        for name, field in cls.model_fields.items():
+            if (
+                field.alias is not None
+                or field.validation_alias is not None
+                or field.default_factory is not None
+            ):
+                break
+            default = field.default
+            if field.is_required() or not (
+                type(default) in _ATOMIC or (type(default) is tuple and not default)
+            ):
+                must_give.add(name)
+                default = None
+            values[name] = default
+        else:
+            template = _Template(values, frozenset(must_give))
+    _TEMPLATES[cls] = template
+    return template
+
+
+def construct(cls: type[M], values: dict[str, Any]) -> M:
+    """`cls.model_construct(**values)` for values already valid, at a fraction of its cost
+    (a copy of the model's field layout, updated): `values` becomes the model's dict."""
+    template = _TEMPLATES[cls] if cls in _TEMPLATES else _template(cls)
+    keys = values.keys()
+    if template is None or not (keys <= template.fields and template.must_give <= keys):
+        return cls.model_construct(**values)
+    return template.make(cls, values)

@@ -54,11 +54,11 @@ def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str
 
 def _failures(found: list[Hit]) -> list[Hit]:
     """The hits of cause rules whose outcome is a failure (echoes are not causes)."""
-    return [
-        h
-        for h in found
-        if h.rule.role == "cause" and outcomes.OUTCOME_TYPES[h.rule.outcome].FAILURE
-    ]
+    failure = _FAILURE
+    return [h for h in found if h.rule.role == "cause" and failure[h.rule.outcome]]
+
+
+_FAILURE = {kind: cls.FAILURE for kind, cls in outcomes.OUTCOME_TYPES.items()}
 
 
 def _with_out_of_range(
@@ -67,7 +67,8 @@ def _with_out_of_range(
     """Add matches of rules outside the version's range when they outrank every match
     inside it: a table that lags a release still names the cause, and an echo
     (`See root cause above.`) in range does not hide it."""
-    best = max((h.rule.precedence for h in _failures(found)), default=None)
+    precedence = rules.precedence
+    best = max((precedence(h.rule.id) or h.rule.precedence for h in _failures(found)), default=None)
     outside = rules.outside(version)
     if best is not None and outside.top <= best:
         return found, False
@@ -261,10 +262,7 @@ def _evidence(line: int, text: str) -> Evidence:
 
 
 def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, int, bool]:
-    rule = rules.get(outcome.rule_id)
-    if rule is not None:
-        return rule.precedence
-    return (True, outcome.RANK, True)
+    return rules.precedence(outcome.rule_id) or (True, outcome.RANK, True)
 
 
 def _part_of(outcome: _Outcome) -> frozenset[str]:
@@ -367,14 +365,14 @@ def diagnose(
     found_hits = _with_progress(tail, found_hits, rules.for_version(version))
     found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)
-    tl = timeline.build_from_tail(tail, phases)
+    facts = timeline.facts(tail)  # the Timeline's events are not kept: not built
     grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
     first: dict[tuple[str, tuple[tuple[str, str], ...]], Hit] = {}
     for h in found_hits:
         key = (h.rule.id, h.groups)
         grouped.setdefault(key, []).append(h.index)
         first.setdefault(key, h)
-    found = [_outcome(tail, first[k], idx, phases, tl.facts) for k, idx in grouped.items()]
+    found = [_outcome(tail, first[k], idx, phases, facts) for k, idx in grouped.items()]
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
     echo: Rule | None = None
     if found:
@@ -391,18 +389,30 @@ def diagnose(
         remediation = _GENERIC_REMEDY if primary.retry_same_config_can_succeed else _SAME_AGAIN
     else:
         remediation = ""
-    remediation = remedy.fit(remediation, tl.facts)
-    return Diagnosis.model_construct(
-        primary=primary,
-        matches=tuple(found),
-        vllm_version=str(version) if version else None,
-        version_source=detected.source if detected else None,
-        phase=tl.last_phase,
-        facts=tl.facts,
-        lines_examined=len(tail),
-        version_out_of_range=out_of_range,
-        remediation=remediation,
-        match=rule.tier if rule else None,
-        repairs=repairs,
-        notes=(*notes, note) if note else notes,
+    remediation = remedy.fit(remediation, facts)
+    # `Diagnosis.model_construct(...)`, laid out at a fraction of its cost
+    return quick_build.construct(
+        Diagnosis,
+        {
+            "primary": primary,
+            "matches": tuple(found),
+            "vllm_version": str(version) if version else None,
+            "version_source": detected.source if detected else None,
+            "phase": _last_phase(phases),
+            "facts": facts,
+            "lines_examined": len(tail),
+            "version_out_of_range": out_of_range,
+            "remediation": remediation,
+            "match": rule.tier if rule else None,
+            "repairs": repairs,
+            "notes": (*notes, note) if note else notes,
+        },
     )
+
+
+_PHASE_ORDER = {phase: k for k, phase in enumerate(timeline.PHASES)}
+
+
+def _last_phase(phases: list[tuple[int, str]]) -> str | None:
+    """The furthest boot phase reached (the Timeline's `last_phase`, without its events)."""
+    return max((p for _i, p in phases), key=_PHASE_ORDER.__getitem__, default=None)

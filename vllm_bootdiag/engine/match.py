@@ -28,38 +28,56 @@ class Hit:
     groups: tuple[tuple[str, str], ...]
 
 
+def _index_of(hit: Hit) -> int:
+    return hit.index
+
+
 def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     """Rule matches in line order. Where two rules of one outcome read the same line
     (two wordings, possible when the version is unknown), the first rule wins:
     a RuleSet for an unknown version lists the newest wording first."""
+    always, by_word, entries = _word_index(rules)
+    words = tail.words
+    keys = by_word.keys() & words
+    order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
-    words = tail.words
     exact_lines: set[int] = set()
     exact_ids: set[str] = set()
+    find, lines, text = tail.find, tail.lines, tail.other_text
     # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
     # lines exact causes read and the exact rules that matched are known.
-    for k in _picked(rules, words):
-        rule = rules.rules[k]
-        if not words.issuperset(inner_words(rule.literal)):
+    for k in order:
+        rule, literal, rest, tolerant, covers, outcome, unless, cause = entries[k]
+        if rest and not words.issuperset(rest):
             continue  # the literal is not in the tail's failure lines: no str.find needed
-        tolerant = rule.tier != "exact"
-        if tolerant and exact_ids.intersection(rule.covers):
+        if covers and not exact_ids.isdisjoint(covers):
             continue  # dropped below whatever it reads: not worth its patterns
-        for i in tail.find(rule.literal):
-            if (i, rule.outcome) in seen or (tolerant and i in exact_lines):
+        if literal not in text:
+            continue  # `find` would say so, at twice the cost
+        where = find(literal)
+        voided: bool | None = None
+        for i in where:
+            if (i, outcome) in seen or (tolerant and i in exact_lines):
                 continue
-            groups = rule.match(tail.lines[i])
-            if groups is not None and not any(tail.find(u) for u in rule.unless):
-                seen.add((i, rule.outcome))
-                found.append(Hit(i, rule, tuple(sorted(groups.items()))))
-                if not tolerant:
-                    exact_ids.add(rule.id)
-                    if rule.role == "cause":
-                        # an echo (`Worker failed with error '<cause>'`) leaves its line
-                        # to a tolerant cause
-                        exact_lines.add(i)
-    found.sort(key=lambda h: h.index)
+            groups = rule.match(lines[i])
+            if groups is None:
+                continue
+            if unless:
+                if voided is None:
+                    voided = any(find(u) for u in unless)
+                if voided:
+                    continue
+            seen.add((i, outcome))
+            found.append(Hit(i, rule, tuple(sorted(groups.items()))))
+            if not tolerant:
+                exact_ids.add(rule.id)
+                if cause:
+                    # an echo (`Worker failed with error '<cause>'`) leaves its line
+                    # to a tolerant cause
+                    exact_lines.add(i)
+    if len(found) > 1:
+        found.sort(key=_index_of)
     return found
 
 
@@ -87,34 +105,53 @@ def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
             yield rule
 
 
-_Index = tuple[list[int], dict[str, list[int]]]
+_Entry = tuple[Rule, str, frozenset[str], bool, frozenset[str], str, tuple[str, ...], bool]
+"""What `hits` reads of a rule: (rule, literal, its inner words but the key one, tolerant,
+covers, outcome, unless, an exact cause), unpacked at once instead of an attribute each."""
+_Index = tuple[list[int], dict[str, list[int]], list[_Entry]]
 _INDEXES: dict[int, tuple[RuleSet, _Index]] = {}
 
 
 def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
     """Positions (in table order) of the rules whose key word is among `words`, and of
     those with no inner word: the only rules whose literal the text can hold."""
-    always, by_word = _word_index(rules)
+    always, by_word, _ = _word_index(rules)
     picked = [k for w in by_word.keys() & words for k in by_word[w]]
     return sorted(always + picked) if picked else always
 
 
 def _word_index(rules: RuleSet) -> _Index:
     """(positions of the rules whose literal has no inner word, {inner word: positions of
-    the rules keyed by it}), each rule keyed by its longest inner word (kept per RuleSet):
-    a tail's words pick the few rules worth a look without a pass over all of them."""
+    the rules keyed by it}, each rule's entry), each rule keyed by its longest inner word
+    (kept per RuleSet): a tail's words pick the few rules worth a look without a pass
+    over all of them."""
     cached = _INDEXES.get(id(rules))
     if cached is not None and cached[0] is rules:
         return cached[1]
     always: list[int] = []
     by_word: dict[str, list[int]] = {}
+    entries: list[_Entry] = []
     for k, rule in enumerate(rules.rules):
         inner = inner_words(rule.literal)
-        if inner:
-            by_word.setdefault(max(sorted(inner), key=len), []).append(k)
+        key = max(sorted(inner), key=len) if inner else None
+        if key is not None:
+            by_word.setdefault(key, []).append(k)
         else:
             always.append(k)
+        tolerant = rule.tier != "exact"
+        entries.append(
+            (
+                rule,
+                rule.literal,
+                inner - {key},
+                tolerant,
+                frozenset(rule.covers) if tolerant else frozenset(),
+                rule.outcome,
+                rule.unless,
+                rule.role == "cause",
+            )
+        )
     if len(_INDEXES) >= 256:
         _INDEXES.clear()
-    _INDEXES[id(rules)] = (rules, (always, by_word))
-    return always, by_word
+    _INDEXES[id(rules)] = (rules, (always, by_word, entries))
+    return always, by_word, entries

@@ -34,7 +34,7 @@ class RuleSet:
     of two wordings that read one line is the newer.
     """
 
-    __slots__ = ("_by_id", "_cache", "_outside", "rules", "top")
+    __slots__ = ("_by_id", "_cache", "_outside", "_precedence", "rules", "top")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         # Exact rules first (a stable sort: otherwise in the order given), so the
@@ -48,8 +48,9 @@ class RuleSet:
         self._by_id = by_id
         self._cache: dict[Version | None, RuleSet] = {}
         self._outside: dict[Version, RuleSet] = {}
+        self._precedence = {r.id: r.precedence for r in self.rules}
         self.top: tuple[bool, int, bool] = max(
-            (r.precedence for r in self.rules), default=(False, -1, False)
+            self._precedence.values(), default=(False, -1, False)
         )
         """The highest root-cause precedence any rule here can give."""
 
@@ -72,6 +73,10 @@ class RuleSet:
     def get(self, rule_id: str | None) -> Rule | None:
         """The rule with this id, or None."""
         return self._by_id.get(rule_id or "")
+
+    def precedence(self, rule_id: str | None) -> tuple[bool, int, bool] | None:
+        """`Rule.precedence` of the rule with this id (worked out once), or None."""
+        return self._precedence.get(rule_id or "")
 
     @property
     def exact(self) -> RuleSet:

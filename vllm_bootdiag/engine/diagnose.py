@@ -16,18 +16,13 @@ from packaging.version import Version
 
 from .. import outcomes, quick_build, remedy, timeline, versions
 from ..diagnosis import Diagnosis
-from ..outcomes import Evidence, _Outcome
-from ..rules import attribution
+from ..outcomes import _Outcome
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
-from ..text import logline
 from ..text.triage import Tail
-from ..text.wrappers import Lazy
 from .match import Hit, hits
-
-MAX_EVIDENCE = 4
-"""Evidence lines kept per outcome: the exception repeats in the logger record and
-the raw traceback; a few copies say where, more add nothing."""
+from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
+from .outcome_fields import evidence, outcome
 
 _VERSION_MARKERS = frozenset({"api_version", "banner_version", "engine_init"})
 
@@ -76,121 +71,6 @@ def _with_out_of_range(
     if not wider:
         return found, False
     return sorted(found + wider, key=lambda h: h.index), True
-
-
-# --- CUDA OOM attribution -----------------------------------------------------
-
-
-def _frame_text(line: str) -> str:
-    """A line less ANSI codes, a runtime prefix, its process tag and its record prefix
-    (the engine core logs its traceback as ERROR records), indentation kept."""
-    text = logline.strip_wrapping(line)
-    record = logline.RECORD.match(text)
-    if record is not None:
-        return text[record.end() :]
-    end = logline.tag_end(text)
-    return text[end:] if end else text
-
-
-def _frames_above(tail: Tail, index: int) -> str:
-    """The traceback above the OOM at `index`: from its `Traceback` header when the tail
-    has one, else the run of frame lines right above it (a paste that starts at the
-    frames, a worker that kept the last lines)."""
-    start = max(0, index - attribution.FRAME_WINDOW)
-    for j in range(index, start - 1, -1):
-        if "Traceback (most recent call last)" in tail.lines[j]:
-            return "\n".join(tail.lines[j:index])
-    j = index
-    while j > start and _frame_text(tail.lines[j - 1]).startswith(attribution.FRAME_STARTS):
-        j -= 1
-    return "\n".join(tail.lines[j:index])
-
-
-def _oom_kind(
-    tail: Tail, index: int, phases: list[tuple[int, str]], fallback: str
-) -> tuple[str, str | None]:
-    """The OOM kind for a bare device OOM at `index`, and what it was read from.
-
-    Traceback frames above the OOM decide first (rules/attribution.py: graph capture,
-    weight loading, profiling, device init); otherwise the last boot-phase line
-    before it; otherwise the rule's own kind (`device_oom`: the phase is unknown).
-    """
-    frames = _frames_above(tail, index)
-    if frames:
-        for kind, names, hint in attribution.FRAME_GROUPS:
-            if any(f in frames for f in names):
-                return kind, hint
-    before = [p for i, p in phases if i < index]
-    if before:
-        phase = before[-1]
-        return attribution._PHASE_TO_OOM.get(phase, fallback), f"last phase: {phase}"
-    return fallback, None
-
-
-# --- enrichment ---------------------------------------------------------------
-
-_VALUE_ERROR = ("Value error, ", "Assertion failed, ")
-_FIELD = Lazy(r"[A-Za-z_][\w.]*")
-_INPUT_VALUE = Lazy(r", input_value=(.*), input_type=\w+\]$")
-
-
-def _pydantic_line(text: str) -> tuple[str, str | None] | None:
-    """(message, input value) of a pydantic error line `<msg> [type=..., input_value=...]`.
-
-    String operations, not a lazy regex: the message can be a 10 KB list of supported
-    architectures, where backtracking costs milliseconds.
-    """
-    cut = text.rfind(" [type=")
-    if cut < 0:
-        return None
-    m = _INPUT_VALUE.search(text, cut)
-    return text[:cut].strip(), (m[1] if m else None)
-
-
-def _validation_details(tail: Tail, index: int) -> dict[str, str]:
-    """The field and message pydantic prints under `N validation error for X`.
-
-    A field error reads `<field>` then `  Input should be ... [type=..., input_value=...]`;
-    a model-level error reads `  Value error, <vLLM's own message> [type=value_error, ...]`.
-    """
-    out: dict[str, str] = {}
-    for j in range(index + 1, min(index + 6, len(tail))):
-        text = tail.parsed(j).message
-        parsed = _pydantic_line(text)
-        if text.startswith(_VALUE_ERROR):
-            body = parsed[0] if parsed else text
-            out["message"] = body.split(", ", 1)[1]
-            return out
-        if "argument" not in out and _FIELD.fullmatch(text):
-            out["argument"] = text
-            continue
-        if parsed is not None:
-            out["message"] = parsed[0] + (f" (got {parsed[1]})" if parsed[1] else "")
-            return out
-    return out
-
-
-def _outcome(
-    tail: Tail,
-    hit: Hit,
-    evidence: list[int],
-    phases: list[tuple[int, str]],
-    facts: timeline.BootFacts,
-) -> _Outcome:
-    fields: dict[str, Any] = dict(hit.groups)
-    kind = hit.rule.outcome
-    if hit.rule.attribution == "cuda_oom_phase":
-        kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
-        fields["phase_hint"] = phase_hint
-    cls = outcomes.OUTCOME_TYPES[kind]
-    if cls.READS_BELOW == "pydantic_errors" and "message" not in fields:
-        fields.update(_validation_details(tail, hit.index))
-    for name, fact in cls.CONTEXT:
-        fields.setdefault(name, getattr(facts, fact))
-    allowed = outcomes.field_names(kind)
-    fields = {k: v for k, v in fields.items() if k in allowed}
-    ev = tuple(_evidence(tail.number(i), tail.parsed(i).message) for i in evidence[:MAX_EVIDENCE])
-    return outcomes.build(kind, rule_id=hit.rule.id, evidence=ev, **fields)
 
 
 # --- unknown -------------------------------------------------------------------
@@ -248,14 +128,9 @@ def _unknown_at(tail: Tail, index: int) -> outcomes.Unknown:
     data = {
         "last_error_line": msg,
         "last_error_line_number": number,
-        "evidence": (_evidence(number, msg),),
+        "evidence": (evidence(number, msg),),
     }
     return quick_build.build(outcomes.Unknown, data)  # `outcomes.Unknown(**data)`
-
-
-def _evidence(line: int, text: str) -> Evidence:
-    """`Evidence(line=, text=)`, without building its validator (quick_build)."""
-    return quick_build.build(Evidence, {"line": line, "text": text})
 
 
 # --- root cause -----------------------------------------------------------------
@@ -299,15 +174,20 @@ def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
 
 
 def _primary(found: list[_Outcome], rules: RuleSet) -> _Outcome:
-    failures = [o for o in found if o.is_failure]
-    booted = [o for o in found if not o.is_failure]
+    failures: list[_Outcome] = []
+    booted: list[_Outcome] = []
+    for o in found:
+        (failures if o.is_failure else booted).append(o)
     if not failures:
         return booted[-1]
-    last_failure = max((o.evidence[0].line for o in failures if o.evidence), default=0)
-    if booted and booted[-1].evidence and booted[-1].evidence[0].line > last_failure:
-        return booted[-1]
-    top = max(_rank(o, rules) for o in failures)
-    return next(o for o in failures if _rank(o, rules) == top)
+    if booted and booted[-1].evidence:
+        last_failure = max((o.evidence[0].line for o in failures if o.evidence), default=0)
+        if booted[-1].evidence[0].line > last_failure:
+            return booted[-1]
+    if len(failures) == 1:
+        return failures[0]
+    ranks = [_rank(o, rules) for o in failures]
+    return failures[ranks.index(max(ranks))]  # the first of the highest rank
 
 
 _GENERIC_REMEDY = (
@@ -335,16 +215,28 @@ def _kv_verdict(rule: Rule) -> bool:
 def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
     """`found` plus the matches of the rules that read progress lines. The KV budget
     stands in only where no KV message of its own was matched (it may be cut off)."""
-    kv_read = any(_kv_verdict(h.rule) for h in found)
+    kv_read: bool | None = None
     extra: list[Hit] = []
     for i, key, message, _ts in tail.markers:
-        for rule_id in PROGRESS_RULES.get(key, ()):
+        if key not in PROGRESS_RULES:
+            continue
+        for rule_id in PROGRESS_RULES[key]:
             rule = rules.get(rule_id)
-            groups = rule.match(message) if rule is not None else None
-            if rule is None or groups is None or (kv_read and _kv_verdict(rule)):
+            if rule is None:
                 continue
-            extra.append(Hit(i, rule, tuple(sorted(groups.items()))))
-    return sorted(found + extra, key=lambda h: h.index) if extra else found
+            if _kv_verdict(rule):
+                if kv_read is None:
+                    kv_read = any(_kv_verdict(h.rule) for h in found)
+                if kv_read:
+                    continue
+            groups = rule.match(message)
+            if groups is not None:
+                extra.append(Hit(i, rule, tuple(sorted(groups.items()))))
+    return sorted(found + extra, key=_index_of) if extra else found
+
+
+def _index_of(hit: Hit) -> int:
+    return hit.index
 
 
 def diagnose(
@@ -372,7 +264,7 @@ def diagnose(
         key = (h.rule.id, h.groups)
         grouped.setdefault(key, []).append(h.index)
         first.setdefault(key, h)
-    found = [_outcome(tail, first[k], idx, phases, facts) for k, idx in grouped.items()]
+    found = [outcome(tail, first[k], idx, phases, facts) for k, idx in grouped.items()]
     found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
     echo: Rule | None = None
     if found:

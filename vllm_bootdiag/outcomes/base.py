@@ -40,6 +40,10 @@ _SIZE = Lazy(r"^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 def _to_gib(value: Any) -> Any:
     """'3.0', '966.00 MiB', '2.5 GiB', 12 -> GiB as a float; other input is left to pydantic."""
     if isinstance(value, str):
+        # `3.0`, what a rule reads most: `_SIZE`'s answer (unit GiB) without its match
+        plain = value[-1:].isdigit() and value[:1].isdigit() and value.isascii()
+        if plain and value.replace(".", "", 1).isdigit():
+            return round(float(value), 6)
         m = _SIZE.match(value)
         if m:
             unit = m[2].lower() or "gib"
@@ -124,7 +128,7 @@ class _Outcome(BaseModel):
     @classmethod
     def _drop_computed(cls, data: Any) -> Any:
         """Accept our own JSON back: category and retryability are derived, not input."""
-        if isinstance(data, dict) and any(k in data for k in _COMPUTED):
+        if isinstance(data, dict) and (_COMPUTED[0] in data or _COMPUTED[1] in data):
             data = {k: v for k, v in data.items() if k not in _COMPUTED}
         return data
 

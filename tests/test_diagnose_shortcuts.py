@@ -1,0 +1,104 @@
+"""The diagnosis's shortcuts give what the long way gives.
+
+diagnose reads the last boot phase without building the timeline's events, an evidence
+line's message without parsing its tag and source, a plain `3.0` GiB without the size
+pattern. Each is checked against the long way on every line of every corpus log, and on
+generated values.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vllm_bootdiag import timeline
+from vllm_bootdiag.engine import outcome_fields
+from vllm_bootdiag.outcomes import base
+from vllm_bootdiag.rules.ruleset import default_rules
+from vllm_bootdiag.text.triage import Tail
+
+diagnose_module = importlib.import_module("vllm_bootdiag.engine.diagnose")
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+LOGS = sorted(CORPUS.glob("*/*.log"))
+
+
+def _tail(lines: list[str]) -> Tail:
+    return Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+
+
+def _lines(log: Path) -> list[str]:
+    return log.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(LOGS) > 200
+
+
+def test_an_evidence_message_is_the_parsed_lines_message() -> None:
+    seen = 0
+    for log in LOGS:
+        tail = _tail(_lines(log))
+        for i in range(len(tail)):
+            assert outcome_fields._message(tail, i) == tail.parsed(i).message, (log, i)
+            seen += 1
+    assert seen > 20_000
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=40),
+            st.sampled_from(
+                [
+                    "(EngineCore_DP0 pid=12) ERROR 11-29 16:51:14 [core.py:1] ValueError: x  ",
+                    "\x1b[1;36m(EngineCore pid=3)\x1b[0m INFO 01-02 03:04:05 [a.py:9] up\r",
+                    "2025-01-02T03:04:05.123Z stdout F WARNING 01-02 03:04:05 [b.py:2] w",
+                    '  File "x.py", line 3, in <module>',
+                ]
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_an_evidence_message_is_the_parsed_one_on_any_line(lines: list[str]) -> None:
+    tail = _tail(lines)
+    for i in range(len(tail)):
+        assert outcome_fields._message(tail, i) == tail.parsed(i).message
+
+
+def test_the_last_phase_is_the_timelines() -> None:
+    for log in LOGS:
+        tail = _tail(_lines(log))
+        phases = timeline.phase_lines(tail)
+        built = timeline.build_from_tail(tail, phases)
+        assert diagnose_module._last_phase(phases) == built.last_phase, log
+        d = diagnose_module.diagnose(_tail(_lines(log)), None, default_rules())
+        assert d.phase == built.last_phase and d.facts == built.facts, log
+
+
+def _slow_gib(value: str) -> object:
+    """`_to_gib` without its shortcut: the size pattern for every string."""
+    m = base._SIZE.match(value)
+    if m:
+        unit = m[2].lower() or "gib"
+        if unit in base._UNITS:
+            return round(float(m[1]) * base._UNITS[unit], 6)
+    return value
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.from_regex(r"[0-9.]{1,24}", fullmatch=True),
+        st.from_regex(r"-?[0-9]{0,6}(\.[0-9]{0,8})? ?(GiB|MiB|B)?", fullmatch=True),
+        st.text(alphabet="0123456789.٣²", max_size=8),
+    )
+)
+def test_a_plain_gib_number_is_what_the_size_pattern_reads(value: str) -> None:
+    fast, slow = base._to_gib(value), _slow_gib(value)
+    assert type(fast) is type(slow) and fast == slow

@@ -1,0 +1,152 @@
+"""What a hit's outcome reads beyond its own line, and the evidence it cites.
+
+A bare CUDA OOM takes its kind from the traceback frames above it or the last boot
+phase before it (rules/attribution.py); a pydantic validation error takes its field
+and message from the lines under it; a kind's `CONTEXT` fields come from the boot's
+facts. Evidence cites each line's number in the original input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import outcomes, quick_build, timeline
+from ..outcomes import Evidence, _Outcome
+from ..rules import attribution
+from ..text import logline
+from ..text.triage import Tail
+from ..text.wrappers import Lazy
+from .match import Hit
+
+MAX_EVIDENCE = 4
+"""Evidence lines kept per outcome: the exception repeats in the logger record and
+the raw traceback; a few copies say where, more add nothing."""
+
+
+# --- CUDA OOM attribution -----------------------------------------------------
+
+
+def _frame_text(line: str) -> str:
+    """A line less ANSI codes, a runtime prefix, its process tag and its record prefix
+    (the engine core logs its traceback as ERROR records), indentation kept."""
+    text = logline.strip_wrapping(line)
+    record = logline.RECORD.match(text)
+    if record is not None:
+        return text[record.end() :]
+    end = logline.tag_end(text)
+    return text[end:] if end else text
+
+
+def _frames_above(tail: Tail, index: int) -> str:
+    """The traceback above the OOM at `index`: from its `Traceback` header when the tail
+    has one, else the run of frame lines right above it (a paste that starts at the
+    frames, a worker that kept the last lines)."""
+    start = max(0, index - attribution.FRAME_WINDOW)
+    for j in range(index, start - 1, -1):
+        if "Traceback (most recent call last)" in tail.lines[j]:
+            return "\n".join(tail.lines[j:index])
+    j = index
+    while j > start and _frame_text(tail.lines[j - 1]).startswith(attribution.FRAME_STARTS):
+        j -= 1
+    return "\n".join(tail.lines[j:index])
+
+
+def _oom_kind(
+    tail: Tail, index: int, phases: list[tuple[int, str]], fallback: str
+) -> tuple[str, str | None]:
+    """The OOM kind for a bare device OOM at `index`, and what it was read from.
+
+    Traceback frames above the OOM decide first (rules/attribution.py: graph capture,
+    weight loading, profiling, device init); otherwise the last boot-phase line
+    before it; otherwise the rule's own kind (`device_oom`: the phase is unknown).
+    """
+    frames = _frames_above(tail, index)
+    if frames:
+        for kind, names, hint in attribution.FRAME_GROUPS:
+            if any(f in frames for f in names):
+                return kind, hint
+    before = [p for i, p in phases if i < index]
+    if before:
+        phase = before[-1]
+        return attribution._PHASE_TO_OOM.get(phase, fallback), f"last phase: {phase}"
+    return fallback, None
+
+
+# --- enrichment ---------------------------------------------------------------
+
+_VALUE_ERROR = ("Value error, ", "Assertion failed, ")
+_FIELD = Lazy(r"[A-Za-z_][\w.]*")
+_INPUT_VALUE = Lazy(r", input_value=(.*), input_type=\w+\]$")
+
+
+def _pydantic_line(text: str) -> tuple[str, str | None] | None:
+    """(message, input value) of a pydantic error line `<msg> [type=..., input_value=...]`.
+
+    String operations, not a lazy regex: the message can be a 10 KB list of supported
+    architectures, where backtracking costs milliseconds.
+    """
+    cut = text.rfind(" [type=")
+    if cut < 0:
+        return None
+    m = _INPUT_VALUE.search(text, cut)
+    return text[:cut].strip(), (m[1] if m else None)
+
+
+def _validation_details(tail: Tail, index: int) -> dict[str, str]:
+    """The field and message pydantic prints under `N validation error for X`.
+
+    A field error reads `<field>` then `  Input should be ... [type=..., input_value=...]`;
+    a model-level error reads `  Value error, <vLLM's own message> [type=value_error, ...]`.
+    """
+    out: dict[str, str] = {}
+    for j in range(index + 1, min(index + 6, len(tail))):
+        text = tail.parsed(j).message
+        parsed = _pydantic_line(text)
+        if text.startswith(_VALUE_ERROR):
+            body = parsed[0] if parsed else text
+            out["message"] = body.split(", ", 1)[1]
+            return out
+        if "argument" not in out and _FIELD.fullmatch(text):
+            out["argument"] = text
+            continue
+        if parsed is not None:
+            out["message"] = parsed[0] + (f" (got {parsed[1]})" if parsed[1] else "")
+            return out
+    return out
+
+
+def outcome(
+    tail: Tail,
+    hit: Hit,
+    lines: list[int],
+    phases: list[tuple[int, str]],
+    facts: timeline.BootFacts,
+) -> _Outcome:
+    """The typed outcome of `hit`, cited by the tail's `lines` (indices) it was read on:
+    its named groups converted, the OOM's phase, pydantic's details, the boot's facts."""
+    fields: dict[str, Any] = dict(hit.groups)
+    kind = hit.rule.outcome
+    if hit.rule.attribution == "cuda_oom_phase":
+        kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
+        fields["phase_hint"] = phase_hint
+    cls = outcomes.OUTCOME_TYPES[kind]
+    if cls.READS_BELOW == "pydantic_errors" and "message" not in fields:
+        fields.update(_validation_details(tail, hit.index))
+    for name, fact in cls.CONTEXT:
+        fields.setdefault(name, getattr(facts, fact))
+    allowed = outcomes.field_names(kind)
+    fields = {k: v for k, v in fields.items() if k in allowed}
+    ev = tuple(evidence(tail.number(i), _message(tail, i)) for i in lines[:MAX_EVIDENCE])
+    return outcomes.build(kind, rule_id=hit.rule.id, evidence=ev, **fields)
+
+
+def _message(tail: Tail, index: int) -> str:
+    """`tail.parsed(index).message`: the line's message, read without the process tag and
+    the LogLine that parsing builds (an evidence line needs neither)."""
+    head = logline.head(tail.lines[index])
+    return head.text[head.start :].strip()
+
+
+def evidence(line: int, text: str) -> Evidence:
+    """`Evidence(line=, text=)`, without building its validator (quick_build)."""
+    return quick_build.build(Evidence, {"line": line, "text": text})

@@ -137,8 +137,9 @@ def adversarial_shapes() -> dict[str, list[str]]:
                                for k, line in enumerate(_tail_of(DEFAULT_LOG))],
         "records run together": [(_ROUTE * 200)[:16384]] * 400,
         # runs of what a prefix or a repair keys on, bare and behind a gutter
-        **{f"{r[:6]!r} runs{' behind a gutter' if pre else ''}": [pre + (r * 8192)[:16380]] * 400
-           for r in ("\x1b[0m", "> ", "Error: ", "^[[") for pre in ("", "  | ")},
+        **{f"{r[:8]!r} runs{' behind a gutter' if pre else ''}": [pre + (r * 8192)[:16380]] * 400
+           for r in ("\x1b[0m", "> ", "Error: ", "^[[", "ERROR 01-02 03:04:05 [")
+           for pre in ("", "  | ")},
     }  # fmt: skip
 
 

@@ -22,7 +22,7 @@ def _fast(line: str) -> tuple[str, str] | None:
     """(kind, message) as feed reads a line it sorts itself (kind and, for a progress
     line, the text from its message start, as feed's branches read them); None for the
     lines it hands to sort_line (a runtime's prefix)."""
-    text = logline.ANSI.sub("", line) if "\x1b" in line else line
+    text = logline.strip_codes(line) if "\x1b" in line else line
     m = watcher._SORT_MATCH(text)
     if m is None:
         return None if text[:1].isdigit() else (triage.CANDIDATE, "")

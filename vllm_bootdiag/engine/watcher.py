@@ -37,7 +37,7 @@ frame or torch warning after an optional process tag (its space taken when there
 as `logline.tag_end` takes it); no match: a raw candidate line. One match and a branch
 where `sort_line` costs a call and two or three (tests/test_watcher_sort.py holds them
 equal)."""
-_SORT_MATCH, _strip_codes = _SORT.match, logline.ANSI.sub
+_SORT_MATCH, _strip_codes = _SORT.match, logline.strip_codes
 _PROGRESS_GROUP, _ERROR_GROUP = 1, 3
 
 
@@ -140,7 +140,7 @@ class BootWatcher:
             self._detect(line)
         if self._reported is not None:
             return None
-        text = _strip_codes("", line) if "\x1b" in line else line  # as strip_wrapping does
+        text = _strip_codes(line) if "\x1b" in line else line  # as strip_wrapping does
         m = _SORT_MATCH(text)
         if m is None:
             if text[:1].isdigit():  # a runtime's prefix: sort_line strips it

@@ -15,7 +15,8 @@ import re
 from functools import cache
 
 from .damage_check import HEAD
-from .wrappers import ESC_CSI, Lazy
+from .logline import strip_codes
+from .wrappers import Lazy
 
 EXCEPTION = Lazy(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
 """An exception's line: `ValueError: `, `torch.OutOfMemoryError: `."""
@@ -79,6 +80,9 @@ class _Starts:
         self.text = text
         self.by_colon = len(text) >= 1024 and text.count("-") * 16 >= len(text)
         """Records are found by their time's second colon (see `_record_by_second_colon`)."""
+        self.record_end = text.rfind("]") + 1
+        """A record ends with its source's `]`: none is searched for past the last one (a
+        16 KB run of `ERROR 01-02 03:04:05 [` has 745 stamps, each a stop, and no `]`)."""
         self.found: list[tuple[int, int] | None] = [(-1, -1)] * len(_KINDS)
         self.live = list(range(len(_KINDS)))
         """The kinds still found further on: one found no more is not looked at again
@@ -95,7 +99,8 @@ class _Starts:
             if end is None:
                 return None
             pos = max(pos, end.start() - 406)  # a frame's `", line ` is within 406 of it
-        m = pattern.search(text, pos)
+        stop = self.record_end if _KINDS[k] is _RECORD else len(text)
+        m = pattern.search(text, pos, stop)
         while m is not None:
             at = m.start()
             if by_colon:  # the second colon: the level ends twelve characters before
@@ -106,7 +111,7 @@ class _Starts:
                 at -= _UVICORN_LEVEL[text[at - 1]]
             if at >= pos:
                 return at, m.end()
-            m = pattern.search(text, m.start() + 1)
+            m = pattern.search(text, m.start() + 1, stop)
         return None
 
     def next(self, pos: int) -> tuple[int, int] | None:
@@ -137,7 +142,7 @@ class _Starts:
 def split_collapsed(text: str) -> list[str] | None:
     """Cut a line at each record start after its own: the newlines a paste lost."""
     if "\x1b" in text:
-        text = ESC_CSI.sub("", text)  # only a line that is cut comes back without them
+        text = strip_codes(text)  # only a line that is cut comes back without them
     head = HEAD.match(text)
     pos = head.end() if head is not None else 0
     if text.find(":", pos) < 0 and text.find('"', pos) < 0:

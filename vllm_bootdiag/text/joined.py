@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
 
-from .logline import ANSI
+from .logline import strip_codes
 
 
 class Joined:
@@ -44,5 +44,5 @@ class Joined:
         """`doc` without colour codes (the same string when it has no ESC byte)."""
         if self._plain is None:
             doc = self.doc
-            self._plain = ANSI.sub("", doc) if "\x1b" in doc else doc
+            self._plain = strip_codes(doc) if "\x1b" in doc else doc
         return self._plain

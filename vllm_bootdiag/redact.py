@@ -167,8 +167,11 @@ _CODE_NAMES = frozenset(
     ("self", "cls", "super", "os", "sys", "args", "kwargs", "logger", "log", "logging", "config")
 )
 
-_MARKER = r"<[a-z_]{2,16}>"
-"""What every replacement looks like; literals never match inside one."""
+_MARKERS = ("email", "home", "host", "ip", "mac", "python", "redacted", "storage", "tmp",
+            "token", "user", "venv", "work")  # fmt: skip
+_MARKER = "<(?:" + "|".join(_MARKERS) + ")>"
+"""The replacements redaction writes; literals never match inside one. Only these: a
+`<__>` or `<unk>` the log itself holds is text, and a literal inside it is removed."""
 _FILE_REF = r"\[[\w.-]{1,80}\.py:\d{1,6}\]"
 """vLLM's `[core.py:708]` record reference: a literal (a short host or user name that is
 also a module's name) never changes one, since markers and rules read them."""

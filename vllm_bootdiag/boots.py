@@ -44,6 +44,9 @@ _WIDE_TEXT = 2**20
 """Past this many characters in a tail (400 lines of 16 KB), import lines are looked for
 in each line's first SEARCH_WIDTH characters, as rule literals are: where vLLM prints
 them, they open the message."""
+_VERSION_KEYS = _START_KEYS | {"engine_init"}
+"""Markers whose message states a version."""
+_OPENING_KEYS = _START_KEYS | _WEAK_KEYS
 _QUIET_PHASES = frozenset({None, "arguments", "engine_init"})
 """Phases that do not mean a boot got anywhere: the argument dump, engine config."""
 _RAW_BUSY = "raw progress"
@@ -69,9 +72,17 @@ class Boots:
         return len(self.starts)
 
 
+_ONE = Boots((0,))
+
+
+_API_REACH = 40 + len(_API_TAG)
+"""The tag opens the line (after ANSI or a runtime prefix): it starts within 40 characters,
+so no search goes further (a 16 KB line costs what a short one does)."""
+
+
 def _api_pid(line: str) -> str | None:
-    k = line.find(_API_TAG)
-    if k < 0 or k > 40:  # the tag opens the line (after ANSI or a runtime prefix)
+    k = line.find(_API_TAG, 0, _API_REACH)
+    if k < 0:
         return None
     end = line.find(")", k)
     return line[k + len(_API_TAG) : end] if end > 0 else None
@@ -92,33 +103,27 @@ def _last_failure(tail: Tail, start: int, end: int) -> int | None:
 def _import_lines(tail: Tail) -> list[int]:
     """Indices of the lines that hold an import-time line (searched once, in the joined
     text: these lines can be records of any level or raw stderr)."""
-    lines = tail.lines
-    if sum(map(len, lines)) > _WIDE_TEXT:  # messages say what they are up front
-        lines = [line[:SEARCH_WIDTH] for line in lines]
-    text = "\n".join(lines)
-    positions = sorted(
-        pos
-        for gate, literals in _IMPORT_GATES
-        for pos in _all(text, gate)
-        if text.startswith(literals, pos)
-    )
+    text = tail.doc
+    if len(text) > _WIDE_TEXT:  # messages say what they are up front
+        text = "\n".join(["", *(line[:SEARCH_WIDTH] for line in tail.lines)])
+    positions: list[int] = []
+    for gate, literals in _IMPORT_GATES:
+        pos = text.find(gate)
+        while pos >= 0:
+            if text.startswith(literals, pos):
+                positions.append(pos)
+            pos = text.find(gate, pos + 1)
+    if not positions:
+        return positions
+    positions.sort()
     found: list[int] = []
-    line, start = 0, 0
+    line, start = -1, 0  # the text starts with the newline before line 0
     for pos in positions:  # a handful: count the newlines between them in C
         line += text.count("\n", start, pos)
         start = pos
         if not found or found[-1] != line:
             found.append(line)
     return found
-
-
-def _all(text: str, literal: str) -> list[int]:
-    out = []
-    pos = text.find(literal)
-    while pos >= 0:
-        out.append(pos)
-        pos = text.find(literal, pos + 1)
-    return out
 
 
 def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
@@ -128,23 +133,29 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     past the arguments, or an error), so the platform and argument lines printed
     before the version line stay with the boot they belong to.
     """
+    weak = [(i, "import", "", "") for i in _import_lines(tail)]
+    weak += [(i, _RAW_BUSY, "", "") for lit, _p, _d in _RAW_MARKERS for i in tail.find(lit)]
+    events = sorted(tail.markers + weak) if weak else tail.markers
+    if not events:
+        return _ONE
+    # a version tells boots apart only where two lines state one: else none is read
+    versioned = sum(1 for e in events if e[1] in _VERSION_KEYS) > 1
+    lines = tail.lines
     starts = [0]
     version = None
     pid: str | None = None
     busy: int | None = None
     """The last line of the current boot that shows it got somewhere."""
-    weak = [(i, "import", "", "") for i in _import_lines(tail)]
-    weak += [(i, _RAW_BUSY, "", "") for lit, _p, _d in _RAW_MARKERS for i in tail.find(lit)]
-    events = sorted(tail.markers + weak) if weak else tail.markers
     for i, key, message, _ts in events:
         found = None
-        if key in _START_KEYS or key == "engine_init":
+        if versioned and key in _VERSION_KEYS:
             d = versions.detect((message,))
             found = d.version if d is not None else None
-        this_pid = _api_pid(tail.lines[i])
+        this_pid = _api_pid(lines[i])
         new = False
-        if key in _START_KEYS or key in _WEAK_KEYS:
-            failed = _last_failure(tail, starts[-1] if busy is None else busy, i)
+        if key in _OPENING_KEYS:
+            since = starts[-1] if busy is None else busy
+            failed = _last_failure(tail, since, i) if since < i else None
             busy = failed if failed is not None else busy
             new = busy is not None if key in _START_KEYS else failed is not None
         other_version = found is not None and version is not None and found != version

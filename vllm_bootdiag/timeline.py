@@ -201,7 +201,10 @@ def facts(tail: Tail) -> BootFacts:
         marker = _BY_KEY[key]
         device = marker.device or device
         if device is None and key == "engine_init":  # `... with config: ..., device_config=cpu`
-            m = _DEVICE_CONFIG.search(message)
+            # found first: `\b` leaves the pattern no literal to look for, and the config
+            # is a long line (the search starts there; `\b` still reads the character before)
+            at = message.find("device_config=")
+            m = _DEVICE_CONFIG.search(message, at) if at >= 0 else None
             device = m[1] if m else None
         for name, _rx in marker.facts:
             if name in _FIRST_WINS and name in found:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress
+from itertools import accumulate, compress, repeat
 
 from . import logline
 from .joined import Joined
@@ -85,6 +85,11 @@ _CONCERN: dict[tuple[str, ...], re.Pattern[str]] = {}
 _STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
 """A record's timestamp and source, and the space after them if there is one."""
 _FRAME_AT = "(?:    |  File )"
+_TORCH_AT = r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d"
+"""`_TORCH_WARNING`, as the scan writes it."""
+_SORT_ME = r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG) "
+"""What `sort_line` must read of a line the scan keeps: a runtime's prefix (it strips
+it, and reads what follows) or a progress record (its message and timestamp)."""
 
 
 def _any_start(starts: tuple[str, ...]) -> str:
@@ -103,57 +108,58 @@ def _any_start(starts: tuple[str, ...]) -> str:
 
 def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
     """Matches at the newline before each line, in "\\n" + the joined text, and captures
-    that newline when `sort_line` would call the line neither SKIP (a WARNING record, a
-    traceback frame, raw or after a record or a process tag) nor PROGRESS with a message
-    that starts with none of `starts` (which no marker reads); otherwise it captures
-    nothing. So `findall` gives one string per line, empty for the lines nothing
-    concerns, and the indices of the others come out of `compress` in C, where mapping
-    each match's offset to its line would cost a step in Python. `RECORD` and `_TAG`
-    keep newlines out of their classes, so each stays on its line, and ` ?` is written
-    `(?: |(?! ))` so no backtracking moves the message. The newline is captured by a
-    lookbehind, so that no newline need follow the last line (an empty line is captured
-    as any other) and the pattern still starts with the literal the engine looks for
-    first (an alternation at its top would be tried at every character). It stays apart
-    from the clean-tail check's scans of the same line starts: one pattern for both was
-    measured slower (48 -> 52 us per tail: `findall` then builds a tuple per line)."""
+    nothing when `sort_line` would call the line SKIP (a WARNING record, torch's warning,
+    a traceback frame, raw or after a record or a process tag) or PROGRESS with a message
+    that starts with none of `starts` (which no marker reads). Otherwise it captures what
+    the line starts with: two or more characters where `sort_line` must read the line (a
+    progress record, a runtime's prefix), one (or the newline of an empty line) where the
+    line is a CANDIDATE (no sort needed). So `findall` gives one string per line, empty
+    for the lines nothing concerns, and the indices of the others come out of `compress`
+    in C, where mapping each match's offset to its line would cost a step in Python.
+    `RECORD` and `_TAG` keep newlines out of their classes, so each stays on its line,
+    and ` ?` is written `(?: |(?! ))` so no backtracking moves the message. It stays
+    apart from the clean-tail check's scans of the same line starts: one pattern for both
+    was measured slower (`findall` then builds a tuple per line)."""
     pattern = _CONCERN.get(starts)
     if pattern is None:
+        skip_at = f"(?:{_FRAME_AT}|{_TORCH_AT})"
         boring = (
-            r"(?:\([^()\n\r]{0,300}\) ?)?(?:"
+            # a raw frame or torch warning, after a process tag (whose lazy search for
+            # ` pid=` runs only once a frame is known to follow the parenthesis)
+            rf"(?:\((?=[^()\n\r]{{0,300}}\)(?: |(?! )){skip_at})"
+            + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! )))?"
+            + skip_at
+            + r"|(?:\([^()\n\r]{0,300}\) ?)?(?:"
             + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
             + f"|(?:WARNING|WARN){_STAMP}"
             + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
-            + r"|\([A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! ))"
-            + _FRAME_AT
-            + "|"
-            + _FRAME_AT
         )
-        pattern = _CONCERN[starts] = re.compile(f"\\n(?:(?!{boring})(?<=(\\n))|)")
+        pattern = _CONCERN[starts] = re.compile(f"\\n(?:{boring}|(?=({_SORT_ME}|[\\s\\S]))|)")
     return pattern
 
 
 def _concerned(
-    lines: list[str], starts: Sequence[str], joined: Joined | None
-) -> list[int] | range:
-    """Indices of the lines a marker or a rule can concern, in order: one scan of the
-    joined text instead of a sort per line. Only where no line holds a carriage return
-    or a newline (which `strip_wrapping` or the join would move): elsewhere every line.
-    A line that starts with a digit (a runtime's prefix) is always sorted."""
+    lines: list[str], starts: Sequence[str], joined: Joined
+) -> tuple[Iterable[int], list[str] | None]:
+    """Indices of the lines a marker or a rule can concern, in order, and for each its
+    code (see `_concern`; None: sort each): one scan of the joined text instead of a sort
+    per line. Only where no line holds a carriage return or a newline (which
+    `strip_wrapping` or the join would move): elsewhere every line is sorted."""
     if not lines:
-        return range(0)
-    if joined is None:
-        joined = Joined.of(lines)
+        return range(0), None
     if len(joined.doc) > 2**20:  # each line tested: a join copies MBs
         broken = any("\r" in line or "\n" in line for line in lines)
     else:  # one-character tests of the joined lines run at memchr speed; a count does not
         flat = "".join(lines)
         broken = "\r" in flat or "\n" in flat
     if broken:
-        return range(len(lines))
+        return range(len(lines)), None
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
-    plain = joined.plain
-    return list(compress(range(len(lines)), _concern(tuple(starts)).findall(plain)))
+    codes = _concern(tuple(starts)).findall(joined.plain)
+    if not lines[-1]:
+        codes[-1] = "\n"  # an empty last line: nothing after it to capture, a candidate
+    return list(compress(range(len(lines)), codes)), list(filter(None, codes))
 
 
 class Tail:
@@ -161,14 +167,15 @@ class Tail:
 
     __slots__ = (
         "_found",
+        "_joined",
         "_numbers",
+        "_other_text",
         "_parsed",
         "_starts",
         "_words",
         "lines",
         "markers",
         "other",
-        "other_text",
     )
 
     def __init__(
@@ -187,33 +194,61 @@ class Tail:
         self.markers: list[tuple[int, str, str, str]] = []
         """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
+        codes: list[str] | None = None
         if marker_starts is None:
             concerned: Iterable[int] = range(len(self.lines))
         else:  # what a marker's message can start with: the other lines are not sorted
-            concerned = _concerned(self.lines, marker_starts, joined)
-        for i in concerned:
-            kind, text, start, ts = sort_line(self.lines[i])
+            joined = Joined.of(self.lines) if joined is None else joined
+            concerned, codes = _concerned(self.lines, marker_starts, joined)
+        self._joined = joined
+        lines, markers = self.lines, self.markers
+        pairs = zip(concerned, repeat("") if codes is None else codes, strict=False)
+        for i, code in pairs:
+            if len(code) == 1:  # the scan read it: a candidate
+                other.append(i)
+                continue
+            kind, text, start, ts = sort_line(lines[i])
             if kind == CANDIDATE:
                 other.append(i)
             elif kind == PROGRESS and progress is not None:
                 key = progress(text[start:])
                 if key is not None:
-                    self.markers.append((i, key, text[start:], ts or ""))
+                    markers.append((i, key, text[start:], ts or ""))
         self.other = other
-        heads = [self.lines[i][:SEARCH_WIDTH] for i in other]
-        self.other_text = "\n".join(heads)
-        starts: list[int] = []
-        pos = 0
-        for head in heads:
-            starts.append(pos)
-            pos += len(head) + 1
-        self._starts = starts
+        self._other_text: str | None = None
+        self._starts: list[int] | None = None
         self._parsed: dict[int, logline.LogLine] = {}
         self._found: dict[str, list[int]] = {}
         self._words: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    @property
+    def other_text(self) -> str:
+        """The candidate lines' heads (their first SEARCH_WIDTH characters), one a line:
+        what `find` searches. Joined on first use."""
+        text = self._other_text
+        if text is None:
+            lines = self.lines
+            text = self._other_text = "\n".join([lines[i][:SEARCH_WIDTH] for i in self.other])
+        return text
+
+    @property
+    def doc(self) -> str:
+        """ "\\n" + the lines joined (`Joined.doc`): for a search of every line at once."""
+        if self._joined is None:
+            self._joined = Joined.of(self.lines)
+        return self._joined.doc
+
+    def _line_starts(self) -> list[int]:
+        """Where each candidate line's head starts in `other_text`."""
+        starts = self._starts
+        if starts is None:
+            lines = self.lines
+            heads = map(len, [lines[i][:SEARCH_WIDTH] for i in self.other[:-1]])
+            starts = self._starts = list(accumulate(map((1).__add__, heads), initial=0))
+        return starts
 
     @property
     def words(self) -> frozenset[str]:
@@ -230,8 +265,11 @@ class Tail:
             return cached
         found: list[int] = []
         self._found[literal] = found
-        text, starts = self.other_text, self._starts
+        text = self.other_text
         pos = text.find(literal)
+        if pos == -1:
+            return found
+        starts = self._line_starts()
         while pos != -1:
             k = bisect_right(starts, pos) - 1
             found.append(self.other[k])

@@ -20,7 +20,7 @@ from ..outcomes import _Outcome
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text.triage import Tail
-from .match import Hit, hits
+from .match import FAILURE, Hit, Precedence, hits, scan
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, outcome
 
@@ -47,30 +47,26 @@ def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str
     return None, None
 
 
-def _failures(found: list[Hit]) -> list[Hit]:
-    """The hits of cause rules whose outcome is a failure (echoes are not causes)."""
-    failure = _FAILURE
-    return [h for h in found if h.rule.role == "cause" and failure[h.rule.outcome]]
-
-
-_FAILURE = {kind: cls.FAILURE for kind, cls in outcomes.OUTCOME_TYPES.items()}
-
-
 def _with_out_of_range(
-    tail: Tail, found: list[Hit], rules: RuleSet, version: Version
+    tail: Tail, found: list[Hit], best: Precedence | None, rules: RuleSet, version: Version
 ) -> tuple[list[Hit], bool]:
     """Add matches of rules outside the version's range when they outrank every match
-    inside it: a table that lags a release still names the cause, and an echo
-    (`See root cause above.`) in range does not hide it."""
-    precedence = rules.precedence
-    best = max((precedence(h.rule.id) or h.rule.precedence for h in _failures(found)), default=None)
+    inside it (`best`: the highest precedence of a failure cause among `found`): a table
+    that lags a release still names the cause, and an echo (`See root cause above.`) in
+    range does not hide it."""
     outside = rules.outside(version)
     if best is not None and outside.top <= best:
         return found, False
-    wider = [h for h in _failures(hits(tail, outside)) if best is None or h.rule.precedence > best]
+    wider = [
+        h
+        for h in hits(tail, outside)
+        if h.rule.role == "cause"
+        and FAILURE[h.rule.outcome]
+        and (best is None or h.rule.precedence > best)
+    ]
     if not wider:
         return found, False
-    return sorted(found + wider, key=lambda h: h.index), True
+    return sorted(found + wider, key=_index_of), True
 
 
 # --- unknown -------------------------------------------------------------------
@@ -250,10 +246,10 @@ def diagnose(
     taken here); `notes` come from the stages before (boots)."""
     detected, note = _detect(tail, hint)
     version = detected.version if detected else None
-    found_hits = hits(tail, rules.for_version(version))
+    found_hits, best = scan(tail, rules.for_version(version))
     out_of_range = False
     if version is not None:
-        found_hits, out_of_range = _with_out_of_range(tail, found_hits, rules, version)
+        found_hits, out_of_range = _with_out_of_range(tail, found_hits, best, rules, version)
     found_hits = _with_progress(tail, found_hits, rules.for_version(version))
     found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)

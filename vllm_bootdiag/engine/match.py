@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
+from ..outcomes import OUTCOME_TYPES
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text.triage import Tail
@@ -36,28 +37,37 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
     """Rule matches in line order. Where two rules of one outcome read the same line
     (two wordings, possible when the version is unknown), the first rule wins:
     a RuleSet for an unknown version lists the newest wording first."""
-    always, by_word, entries = _word_index(rules)
+    return scan(tail, rules)[0]
+
+
+Precedence = tuple[bool, int, bool]
+
+
+def scan(tail: Tail, rules: RuleSet) -> tuple[list[Hit], Precedence | None]:
+    """`hits`, and the highest root-cause precedence among the failures they read (None:
+    no failure cause matched), which the out-of-range check weighs."""
+    always, by_word, entries, rests, literals = _word_index(rules)
     words = tail.words
     keys = by_word.keys() & words
     order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
+    text = tail.other_text
+    # the rules whose literal the failure lines hold: every inner word of it is a word of
+    # theirs (a set test), and then the literal itself (a search, not `find`'s lines)
+    live = [k for k in order if words.issuperset(rests[k]) and literals[k] in text]
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     exact_lines: set[int] = set()
     exact_ids: set[str] = set()
-    find, lines, text = tail.find, tail.lines, tail.other_text
+    find, lines = tail.find, tail.lines
+    best: Precedence | None = None
     # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
     # lines exact causes read and the exact rules that matched are known.
-    for k in order:
-        rule, literal, rest, tolerant, covers, outcome, unless, cause = entries[k]
-        if rest and not words.issuperset(rest):
-            continue  # the literal is not in the tail's failure lines: no str.find needed
+    for k in live:
+        rule, literal, tolerant, covers, outcome, unless, cause, rank = entries[k]
         if covers and not exact_ids.isdisjoint(covers):
             continue  # dropped below whatever it reads: not worth its patterns
-        if literal not in text:
-            continue  # `find` would say so, at twice the cost
-        where = find(literal)
         voided: bool | None = None
-        for i in where:
+        for i in find(literal):
             if (i, outcome) in seen or (tolerant and i in exact_lines):
                 continue
             groups = rule.match(lines[i])
@@ -70,6 +80,8 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
                     continue
             seen.add((i, outcome))
             found.append(Hit(i, rule, tuple(sorted(groups.items()))))
+            if rank is not None and (best is None or rank > best):
+                best = rank
             if not tolerant:
                 exact_ids.add(rule.id)
                 if cause:
@@ -78,10 +90,13 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
                     exact_lines.add(i)
     if len(found) > 1:
         found.sort(key=_index_of)
-    return found
+    return found, best
 
 
 _WORD_RUN = re.compile(r"\w+")
+
+FAILURE = {kind: cls.FAILURE for kind, cls in OUTCOME_TYPES.items()}
+"""Kind -> whether it is a failure (the server came up: not one)."""
 
 
 @cache
@@ -105,33 +120,36 @@ def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
             yield rule
 
 
-_Entry = tuple[Rule, str, frozenset[str], bool, frozenset[str], str, tuple[str, ...], bool]
-"""What `hits` reads of a rule: (rule, literal, its inner words but the key one, tolerant,
-covers, outcome, unless, an exact cause), unpacked at once instead of an attribute each."""
-_Index = tuple[list[int], dict[str, list[int]], list[_Entry]]
+_Entry = tuple[Rule, str, bool, frozenset[str], str, tuple[str, ...], bool, Precedence | None]
+"""What `scan` reads of a rule: (rule, literal, tolerant, covers, outcome, unless, a cause,
+its precedence where its outcome is a failure and it a cause), unpacked at once instead of
+an attribute each."""
+_Index = tuple[list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str]]
 _INDEXES: dict[int, tuple[RuleSet, _Index]] = {}
 
 
 def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
     """Positions (in table order) of the rules whose key word is among `words`, and of
     those with no inner word: the only rules whose literal the text can hold."""
-    always, by_word, _ = _word_index(rules)
+    always, by_word = _word_index(rules)[:2]
     picked = [k for w in by_word.keys() & words for k in by_word[w]]
     return sorted(always + picked) if picked else always
 
 
 def _word_index(rules: RuleSet) -> _Index:
     """(positions of the rules whose literal has no inner word, {inner word: positions of
-    the rules keyed by it}, each rule's entry), each rule keyed by its longest inner word
-    (kept per RuleSet): a tail's words pick the few rules worth a look without a pass
-    over all of them."""
+    the rules keyed by it}, each rule's entry, its other inner words, its literal), each
+    rule keyed by its longest inner word (kept per RuleSet): a tail's words pick the few
+    rules worth a look without a pass over all of them."""
     cached = _INDEXES.get(id(rules))
     if cached is not None and cached[0] is rules:
         return cached[1]
     always: list[int] = []
     by_word: dict[str, list[int]] = {}
     entries: list[_Entry] = []
+    rests: list[frozenset[str]] = []
     for k, rule in enumerate(rules.rules):
+        precedence = rules.precedence(rule.id) or rule.precedence
         inner = inner_words(rule.literal)
         key = max(sorted(inner), key=len) if inner else None
         if key is not None:
@@ -139,19 +157,21 @@ def _word_index(rules: RuleSet) -> _Index:
         else:
             always.append(k)
         tolerant = rule.tier != "exact"
+        rests.append(inner - {key})
         entries.append(
             (
                 rule,
                 rule.literal,
-                inner - {key},
                 tolerant,
                 frozenset(rule.covers) if tolerant else frozenset(),
                 rule.outcome,
                 rule.unless,
                 rule.role == "cause",
+                precedence if rule.role == "cause" and FAILURE[rule.outcome] else None,
             )
         )
     if len(_INDEXES) >= 256:
         _INDEXES.clear()
-    _INDEXES[id(rules)] = (rules, (always, by_word, entries))
-    return always, by_word, entries
+    index = (always, by_word, entries, rests, [r.literal for r in rules.rules])
+    _INDEXES[id(rules)] = (rules, index)
+    return index

@@ -35,17 +35,19 @@ def test_caret_codes_come_off_as_the_pattern_takes_them(text: str) -> None:
 
 
 def test_the_shortcuts_answer_runs_of_codes_and_of_broken_ones() -> None:
-    for run in ("\x1b[0m", "\x1b[0m\x1b[1m", "\x1b[0mx"):
+    for run in ("\x1b[0m", "\x1b[0m\x1b[1m", "\x1b[0mx", "\x1b[0;36m", "\x1b[1mx\x1b[", "\x1b["):
         text = (run * 8192)[:16380]
         assert logline.strip_codes(text) == logline.ANSI.sub("", text)
-    for run in ("^[[", "^[[0m", "^[[0", "␛[0m", "␛[", "^[[0;36m", "x^[[1m", "^[[0m␛[0m"):
+    for run in ("^[[", "^[[0m", "^[[0", "␛[0m", "␛[", "^[[0;36m", "x^[[1m", "^[[0m␛[0m", "^[[1m^["):
         text = (run * 8192)[:16380]
         assert wrappers.ansi_text(text) == _CARET_REFERENCE.sub("", text)
-    # a reset cut out joins what is around it into a code: the pattern leaves that one
-    joined = "\x1b" + "\x1b[0m" + "[1m" + "x" * 1024
-    assert logline.strip_codes(joined) == "\x1b[1m" + "x" * 1024
-    caret = "^[" + "^[[0m" + "[1m" + "x" * 1024
-    assert wrappers.ansi_text(caret) == "^[[1m" + "x" * 1024
+    # the code cut out joins what is around it into a code: the pattern leaves that one
+    for code in ("\x1b[0m", "\x1b[1;31m"):
+        joined = code + "\x1b" + code + "[1m" + "x" * 1024
+        assert logline.strip_codes(joined) == "\x1b[1m" + "x" * 1024
+    for code in ("^[[0m", "␛[33m"):
+        caret = code + "^[" + code + "[1m" + "x" * 1024
+        assert wrappers.ansi_text(caret) == "^[[1m" + "x" * 1024
 
 
 def test_a_record_source_is_read_without_its_brackets() -> None:

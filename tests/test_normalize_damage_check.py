@@ -20,8 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_bootdiag import logtail
-from vllm_bootdiag.text import damage_check
+from vllm_bootdiag.text import damage_check, row_scan
 from vllm_bootdiag.text import normalize as norm
+from vllm_bootdiag.text.joined import Joined
 from vllm_bootdiag.text.wrappers import ESC_CSI, PREFIX_AT_START, PREFIXES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
@@ -67,7 +68,9 @@ def reference(doc: str) -> bool:
     for m in _RECORD.finditer(doc):
         p = m.start()
         start = doc.rfind("\n", 0, p) + 1
-        after_tag = doc[start] == "(" and doc.find(") ", start) == p - 2
+        after_tag = (
+            doc[start] == "(" and doc.find(") ", start) == p - 2 and "(" not in doc[start + 1 : p - 2]
+        )
         after_head = _at_head(doc, p) and "]" not in doc[start:p]  # not after a record's
         if not (doc[p - 1] == "\n" or after_tag or after_head):
             return True
@@ -95,6 +98,15 @@ def _repaired(lines: list[str]) -> bool:
     return False
 
 
+def _by_rows(lines: list[str]) -> bool:
+    """The check as the pipeline runs it (the lines known: `row_scan` answers first), and
+    where it calls the tail clean, the rows it hands the rejoin are `slow_rows`'."""
+    got, slow = damage_check.check(Joined.of(lines))
+    if slow is not None:
+        assert not got and slow == row_scan.slow_rows(lines)
+    return got
+
+
 def test_the_check_agrees_with_its_plain_statement_on_the_corpus_and_its_damaged_copies() -> None:
     checked = damaged = 0
     for log in LOGS[::2]:
@@ -102,7 +114,7 @@ def test_the_check_agrees_with_its_plain_statement_on_the_corpus_and_its_damaged
         for lines in [tail, *(d.apply(list(tail)) for d in damages.DAMAGES)]:
             doc = _doc(lines)
             got = damage_check.damaged(doc)
-            assert got == reference(doc), log.name
+            assert got == reference(doc) == _by_rows(lines), log.name
             assert got or not _repaired(lines), log.name
             checked += 1
             damaged += got
@@ -118,6 +130,11 @@ _SIGNS = (
     '  File "/x/y.py", line 3, in f', '   File "', 'File "', "Traceback (most recent call last):",
     "INFO:     ", "WARNING:     ", "ERROR:     ", "usage: vllm serve", "\x1b[0m", "\x1b[1;36m",
     "[0m", "[0;0m", "^[[0;36m", "␛[0m", "  ", ") ", "\n", "-", "01-02 03:04:05", "{",
+    "\x1b[0;36m(APIServer pid=1)\x1b[0;0m ", "\n(EngineCore_DP0 pid=12)", "(Worker pid=3)x",
+    "\n    ~~~~^^^^", "\n  ```", "\n<details>", "\n\t", "\n[Gloo] ", "\n  ",
+    "\n(APIServer pid=1)   File \"", "ERROR 01-02 03:04:05 [core.py:9]   File \"a\", line 1, in f",
+    "\n(APIServer pid=2) INFO:     ", "\nERROR 01-02 03:04:05 [core.py:9] Traceback (most recent "
+    "call last):", "\x1b[32mINFO\x1b[0m \x1b[90m01-02 03:04:05\x1b[0m ",
 )  # fmt: skip
 """What the check looks for, and pieces of it, to splice anywhere into real lines."""
 
@@ -140,7 +157,7 @@ def test_the_check_agrees_with_its_plain_statement_where_signs_are_spliced_in(
 ) -> None:
     doc = _doc(lines)
     got = damage_check.damaged(doc)
-    assert got == reference(doc)
+    assert got == reference(doc) == _by_rows(lines)
     assert got or not _repaired(lines)
 
 
@@ -167,7 +184,7 @@ def test_the_check_agrees_with_its_plain_statement_on_long_tails(lines: list[str
     doc = _doc(lines)
     assert len(doc) >= 65536
     got = damage_check.damaged(doc)
-    assert got == reference(doc)
+    assert got == reference(doc) == _by_rows(lines)
     assert got or not _repaired(lines)
 
 
@@ -185,7 +202,7 @@ def test_each_road_of_the_record_count_agrees_on_long_tails_of_one_run(run: str)
         lines = [(head + run * (16384 // len(run)))[:16000] for _ in range(6)]
         lines[3] = lines[3][:7000] + inside + lines[3][7000:]
         doc = _doc(lines)
-        assert damage_check.damaged(doc) == reference(doc), (head, inside)
+        assert damage_check.damaged(doc) == reference(doc) == _by_rows(lines), (head, inside)
 
 
 @settings(max_examples=300, deadline=None)
@@ -194,8 +211,6 @@ def test_a_long_texts_line_starts_are_read_where_its_lines_start(lines: list[str
     """A text over `_LONG_TEXT` whose lines are known is read at each line start by a
     match there: the same answer as the scans (the bound lowered to hold it to every
     text drawn)."""
-    from vllm_bootdiag.text.joined import Joined
-
     doc = _doc(lines)
     bound = damage_check._LONG_TEXT
     damage_check._LONG_TEXT = 0
@@ -211,3 +226,12 @@ def test_no_wrapper_matches_nothing() -> None:
     for name, pattern in PREFIXES:
         assert pattern.match("") is None, name
         assert pattern.match("\n") is None, name
+
+
+def test_the_row_starts_passed_over_are_quick_and_no_wrappers() -> None:
+    """`row_scan` passes over rows that start as `_STARTS` says without a look: each is a
+    quick start (no rejoin reads such a row) and none is a wrapper's, whatever follows."""
+    for start in row_scan._STARTS:
+        assert start.startswith(row_scan.QUICK_STARTS), start
+        for rest in ("", "x", " | ", "```", "2026-01-02T03:04:05Z ", "> ", "{", "\x1b[1m"):
+            assert PREFIX_AT_START.search("\n" + start + rest) is None, (start, rest)

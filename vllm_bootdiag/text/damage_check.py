@@ -25,12 +25,21 @@ from operator import itemgetter
 import regex
 
 from .joined import Joined
+from .row_scan import (
+    BARE_SGR_END,
+    CARET,
+    FRAME_INSIDE,
+    LEVELS,
+    RECORD,
+    RECORD_INSIDE,
+    SGR_END,
+    TAG,
+    clean_rows,
+)
 from .wrappers import OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START, Lazy
 
 HEAD = re.compile(
-    r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:\([A-Za-z][\w =.-]*? pid=\d+\)(?:\x1b\[[0-9;]*m)* ?)?"
-    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
-    r"\[[^\]\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+:\d+\])?[ \t]*"
+    r"[ \t]*(?:\x1b\[[0-9;]*m)*(?:" + TAG + r"(?:\x1b\[[0-9;]*m)* ?)?(?:" + RECORD + r")?[ \t]*"
 )
 """Where a line's message starts: after indentation, a process tag and a record prefix.
 The source is anything but `]` and what the `regex` module calls a space, as this pattern
@@ -38,19 +47,11 @@ first read it there (a tag's name is in `re`'s words); the standard engine match
 less overhead, and a 16 KB run of blanks costs it 9 us, not the `regex` module's 53."""
 _HEAD_RE = HEAD
 
-_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_LEVELS = LEVELS
 _STAMP = r"\d\d-\d\d \d\d:\d\d:\d\d"
-_RECORD_INSIDE = re.compile(
-    r"-(?<=\d\d-)(?:"
-    + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
-    + ")"
-    + "".join(rf"(?<!\n{level} \d\d-)" for level in _LEVELS)
-    + r"(?=\d\d \d\d:\d\d:\d\d)"
-)
-"""A record's level and timestamp anywhere but at a line's start, found by the dash in
-its timestamp (a literal: one scan for all five levels, which an alternation of the
-levels would try at every character); records never overlap. The match is the dash
-alone, so `findall` lists one shared string per record, not a copy of each."""
+_RECORD_INSIDE = RECORD_INSIDE
+
+
 @cache
 def _record_inside_by_colon() -> re.Pattern[str]:
     """The same records, found by the first colon of their time (`INFO 01-02 03:04`): for
@@ -79,10 +80,11 @@ def _record_inside_by_second_colon() -> re.Pattern[str]:
     )
 
 
-_TAGGED_RECORD = re.compile(r"\n(?=\([^)\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
+_TAGGED_RECORD = re.compile(r"\n(?=\([^()\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
-every record. The tag's `)` is the line's first, so its `) ` is the line's first (a
-longer tag is not counted here: the loop looks at it)."""
+every record. The tag's `)` is the line's first, so its `) ` is the line's first, and it
+holds no `(` (`(a)x(b pid=1) ` is a line that ran on; a longer tag is not counted here:
+the loop looks at it)."""
 _OTHER_WRAPPER = OTHER_PREFIX_AT_START.pattern.removeprefix("\\n")
 _WRAPPER_OR_TAGGED = re.compile(
     rf"\n(?:(?P<wrapper>{_OTHER_WRAPPER})|" + _TAGGED_RECORD.pattern.removeprefix("\\n") + ")"
@@ -92,8 +94,7 @@ a match with a `wrapper` is one, the others are tagged records. For a text witho
 codes, where both read the same text."""
 _RECORDS_AT = tuple(re.compile(level + " " + _STAMP) for level in _LEVELS)
 """A record's level and timestamp, one level at a time (the slow path)."""
-_FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
-"""A frame's `File "` anywhere but right after a line's two-space indent."""
+_FRAME_INSIDE = FRAME_INSIDE
 _RAW_AT: tuple[re.Pattern[str] | Lazy, ...] = (
     Lazy(regex.escape("Traceback (most recent call last)")),
     re.compile(r"usage: "),
@@ -109,12 +110,7 @@ _UVICORN_AT = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR
 """uvicorn's three levels, found by the `:     ` they share."""
 _UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
 """How far before its `:` uvicorn's line starts, by the level's last letter."""
-_CARET = Lazy(regex.escape("^[["))
-"""Caret notation for ESC (`^[[0;36m`): `^` alone is common (a traceback's markers)."""
-_BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
-"""A colour reset (`[0m`, `[0;0m`) whose ESC byte was lost."""
-_SGR_END = Lazy(r"\[0(?:;0)?m")
-"""The same in a text with no ESC byte at all: the `regex` module finds it faster."""
+_CARET, _BARE_SGR_END, _SGR_END = CARET, BARE_SGR_END, SGR_END
 _LONG_BARE_SGR_ENDS = tuple(re.compile(rf"{regex.escape(e)}(?<!\x1b{regex.escape(e)})")
                             for e in ("[0m", "[0;0m"))  # fmt: skip
 _LONG_SGR_ENDS = tuple(Lazy(regex.escape(e)) for e in ("[0m", "[0;0m"))
@@ -132,8 +128,23 @@ def damaged(joined: str | Joined) -> bool:
     starts is judged without colour codes, as `split_collapsed` judges it: vLLM's own
     coloured output is clean. That text is `Joined.plain`, which triage reads too.
     """
+    return check(joined)[0]
+
+
+def check(joined: str | Joined) -> tuple[bool, list[int] | None]:
+    """`damaged`, and for a clean tail whose lines are known, the rows `normalize._rejoin`
+    must look at (`row_scan.slow_rows` of them), found on the way; None where not."""
     if isinstance(joined, str):
         joined = Joined(joined)
+    if joined.lines is not None and len(joined.doc) < 65536:
+        slow = clean_rows(joined)
+        if slow is not None:
+            return False, slow
+    return _damaged(joined), None
+
+
+def _damaged(joined: Joined) -> bool:
+    """The check by the scans of the joined text, for any text."""
     doc = joined.doc
     tagged: int | None
     if joined.lines is not None and len(doc) >= _LONG_TEXT:
@@ -259,8 +270,13 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
             if doc[p - 1] == "\n":
                 continue
             start = doc.rfind("\n", 0, p) + 1
-            if doc[p - 2 : p] == ") " and doc[start] == "(" and doc.find(") ", start) == p - 2:
-                continue  # after the process tag
+            if (
+                doc[p - 2 : p] == ") "
+                and doc[start] == "("
+                and doc.find(") ", start) == p - 2
+                and "(" not in doc[start + 1 : p - 2]
+            ):
+                continue  # after the process tag (one group: `(a)x(b pid=1) ` ran on)
             if not _at_head(doc, p, heads) or "]" in doc[start:p]:
                 return True  # (a record right after a record's head: a line of its own)
     return False

@@ -18,17 +18,15 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import NamedTuple
 
-from .collapsed import EXCEPTION as _EXC
 from .collapsed import split_collapsed as _split_collapsed
-from .damage_check import HEAD as _HEAD
-from .damage_check import damaged as _damaged
+from .damage_check import check as _check
 from .joined import Joined
+from .rejoin import Row, _rejoin
 from .tail import DEFAULT_LINES
 from .wrappers import (
     FENCE,
     PREFIX_NAMES,
     PREFIXES,
-    Lazy,
     ansi_text,
     json_log,
     strip_prefixes,
@@ -55,188 +53,6 @@ class Repair(NamedTuple):
     why: str
     lookahead: bool = False
     """Needs the lines after the one it repairs (off when streaming)."""
-
-
-_STRONG_START = Lazy(
-    r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]{0,32}m){0,8}\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-    r"|Traceback \(most recent|[ \t]{2}|\{\"(?:log|MESSAGE)\": ?\""
-)
-"""A row that begins a line of its own even when the row above is full width (a docker
-json-file record too: a terminal wraps the record, not its message)."""
-_START = Lazy(
-    _STRONG_START.pattern
-    + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
-    + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
-    + r"|\[rank\d|\[?[WEIF]\d{4} |(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):"
-    + r"|\S*\.py:\d+: |.{0,300}(?:%\||it/s\]|s/it\])"
-    + r"|Process [\w.-]+:\s*$"
-)
-"""A row that begins a new line: a record, a frame, an exception, a warning, a bar (its
-rate within its first 300 characters: `.*` before it cost a 16 KB row 0.65 ms),
-multiprocessing's `Process EngineCore:` header over a child's traceback."""
-_CONTINUES = Lazy(
-    r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
-    r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
-    r"|Process \d|Consider |Decrease |Increase |Reduce |Please (?:try|check|install|use)"
-    r"|This (?:happens|may)|To (?:fix|allow|enable|resolve)|On the CPU backend|Got |Use "
-    r"|Supported architectures|Initial free memory|You must|Required number|Total number"
-    r"|Reason: |Allowed NUMA nodes|which |or |and "
-)
-"""How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
-the rule examples and the corpus): after an error line, such a row goes on with it."""
-_ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
-"""Terminal widths: with one full row only, a row this long was cut by a terminal
-(mid-word); any other length, by an editor at a word break."""
-_PYDANTIC_HEAD = Lazy(r"\d+ validation errors? for [\w.]+$")
-
-
-def _first_word(text: str) -> int:
-    stripped = text.lstrip(" ")
-    cut = stripped.find(" ")
-    return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
-
-
-def _is_error(text: str) -> bool:
-    """An exception line or an ERROR record: the lines whose message a reflow splits."""
-    head = _HEAD.match(text)
-    msg = text[head.end() :] if head is not None else text
-    if _PYDANTIC_HEAD.search(msg):
-        return False
-    level = head["level"] if head is not None else None
-    return bool(_EXC.match(msg)) or level in ("ERROR", "CRITICAL")
-
-
-def _continues(prev: str, row: str) -> bool:
-    """`row` carries on the error message of `prev` (a reflowed paste)."""
-    if _START.match(row) or " " not in row.strip() or not _is_error(prev):
-        return False
-    if row[:1].islower() or _CONTINUES.match(row):
-        return True
-    end = prev.rstrip()[-1:]
-    return end.isalnum() or end in ",;:(-"
-
-
-_QUICK_STARTS = (
-    "INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Traceback (", "  ", "\x1b", '{"log"',
-)  # fmt: skip
-"""How a row that surely starts a line of its own begins (with a process tag within its
-first 80 characters, or blank, it does too): told with string tests only."""
-
-
-def _longest_worded(raw: Sequence[str]) -> int:
-    """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself, so that one is tried before the others are. A quote's
-    `> ` is not inside: a long word the editor could not break stays a row of its own,
-    and a quote puts a space in front of it."""
-    longest = max(raw, key=len, default="")
-    if " " in longest.lstrip("> \t").rstrip():
-        return len(longest)
-    return max((len(t) for t in raw if " " in t.lstrip("> \t").rstrip()), default=0)
-
-
-_ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
-
-
-def _has_error_word(text: str) -> bool:
-    """Whether `text` holds one of `_ERROR_WORDS`: their first letters are looked for
-    first, at memchr speed (a 16 KB row without them costs no six searches)."""
-    return ("E" in text or "C" in text or "I" in text) and any(w in text for w in _ERROR_WORDS)
-
-
-Row = tuple[str, int, int, tuple[str, ...]]
-"""A Line's fields as a plain tuple (text, first, last, repairs): what the steps pass
-along, built at C speed; `normalize` makes Lines of them, the pipeline reads them as is."""
-
-
-def _rejoin(lines: list[Row], raw: Sequence[str], base: int) -> tuple[list[Row], set[str]]:
-    """Join rows a terminal or editor wrapped, and errors a paste reflowed.
-
-    A terminal wraps at exactly its width W (the longest row): a row of W characters
-    goes on in the next row unless that one starts a record. An editor wraps at word
-    breaks, at the longest row that has one (a long word overflows): a row goes on
-    when the next row's first word would not have fit. A reflowed error goes on in
-    rows that start mid-sentence. Only a row that does not start quickly can go on
-    its predecessor (one that does not start as `_QUICK_STARTS` says), so the others
-    are passed over in one test.
-    """
-    quick, paren = _QUICK_STARTS, "("
-    slow = [
-        k
-        for k in range(1, len(lines))
-        if not (t := lines[k][0]).startswith(quick)
-        and not (t[:1] == paren and " pid=" in t[:80])
-        and t.strip()
-    ]  # the tests written out: a call per row would cost more than they do
-    if not slow:
-        return lines, set()
-    widths = list(map(len, raw))
-    width = max(widths, default=0)
-    editor = _longest_worded(raw)
-    full = fits = 0
-    if 40 <= editor <= 300:
-        capped = width <= 300
-        for k in range(len(lines) - 1):
-            w = widths[lines[k][2] - base]
-            row = lines[k + 1][0]
-            if not (capped and w == width) and w + 1 + len(row) <= editor:
-                continue  # neither test below can hold (a first word is at most the row)
-            if w == width <= 300 and not _STRONG_START.match(row):
-                full += 1
-            elif w + 1 + _first_word(row) > editor and not _START.match(row):
-                fits += 1
-    # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
-    hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
-    soft = not hard and editor <= 200 and fits + full >= 2
-    if not hard and not soft and not 40 <= width <= 300:
-        width = -1  # no row is full
-    out: list[Row] = []
-    ran: set[str] = set()
-    done = 0
-    for k in slow:  # the rows between slow ones start quickly: kept as they are
-        out.extend(lines[done:k])
-        done = k + 1
-        line = lines[k]
-        prev = out[-1]
-        w = widths[prev[2] - base]
-        name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
-        if name:
-            repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
-            text = prev[0] + ("" if sep == "" or prev[0].endswith(" ") else " ") + line[0]
-            out[-1] = (text, prev[1], line[2], repairs)
-            ran.add(name)
-        else:
-            out.append(line)
-    out.extend(lines[done:])
-    return out, ran
-
-
-_LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
-"""Prefixes that mark a line the program printed (a runtime's stamp, a CI gutter): a row
-behind one starts a line. A quote marks every row of a paste, a terminal's wrapped rows too,
-so a quoted row can still go on its predecessor."""
-
-
-def _join_kind(
-    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
-) -> tuple[str, str]:
-    """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line[1] != prev[2] + 1 or any(r in _LINE_PREFIXES for r in line[3]):
-        return "", ""
-    row, prev_text = line[0], prev[0]
-    if prev_width == width and not soft and not _STRONG_START.match(row):
-        if hard:
-            return "rejoin_wrapped", ""
-        # One full row alone is weak evidence: it must also stop mid-sentence (or
-        # mid-token: `NCCLUtils.` then `cpp:77`).
-        mid = prev_text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
-        if mid and not _START.match(row):
-            return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
-    if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
-        return "rejoin_wrapped", " "
-    if _has_error_word(prev_text) and _continues(prev_text, row):
-        return "rejoin_reflowed", " "
-    return "", ""
 
 
 STEPS: tuple[Repair, ...] = (
@@ -377,14 +193,14 @@ def normalize_rows(
     """`normalize`, with each line as a Row (what the pipeline reads). `joined` is `raw`
     joined, when the caller hands it on to triage (one colour-code strip for both)."""
     ran: set[str] = set()
-    damaged = _damaged(joined if joined is not None else Joined.of(raw))
+    damaged, slow = _check(joined if joined is not None else Joined.of(raw))
     if not damaged:
         numbers = range(first_line, first_line + len(raw))
         lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
     else:
         lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
     if lookahead and len(lines) > 1:
-        lines, rejoins = _rejoin(lines, raw, first_line)
+        lines, rejoins = _rejoin(lines, raw, first_line, slow)
         ran.update(rejoins)
         if damaged and any(row[0].startswith(_JSON_STARTS) for row in lines):
             lines = _json_records(lines, raw, first_line, ran)

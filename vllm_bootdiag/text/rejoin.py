@@ -1,0 +1,211 @@
+"""Rows a terminal or an editor hard-wrapped, and errors a paste reflowed: joined again.
+
+The one repair step that reads the rows after the one it repairs (off when streaming).
+A clean tail's rows mostly start a line of their own as their first characters show
+(`row_scan.QUICK_STARTS`, or a process tag): only the others (`row_scan.slow_rows`, or
+what the clean-tail check found) are looked at, in one forward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import itemgetter
+
+from .collapsed import EXCEPTION as _EXC
+from .damage_check import HEAD as _HEAD
+from .row_scan import slow_rows as _slow_rows
+from .wrappers import PREFIX_NAMES, Lazy
+
+_STRONG_START = Lazy(
+    r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]{0,32}m){0,8}\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
+    r"|Traceback \(most recent|[ \t]{2}|\{\"(?:log|MESSAGE)\": ?\""
+)
+"""A row that begins a line of its own even when the row above is full width (a docker
+json-file record too: a terminal wraps the record, not its message)."""
+_START = Lazy(
+    _STRONG_START.pattern
+    + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
+    + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
+    + r"|\[rank\d|\[?[WEIF]\d{4} |(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):"
+    + r"|\S*\.py:\d+: |.{0,300}(?:%\||it/s\]|s/it\])"
+    + r"|Process [\w.-]+:\s*$"
+)
+"""A row that begins a new line: a record, a frame, an exception, a warning, a bar (its
+rate within its first 300 characters: `.*` before it cost a 16 KB row 0.65 ms),
+multiprocessing's `Process EngineCore:` header over a child's traceback."""
+_CONTINUES = Lazy(
+    r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
+    r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
+    r"|Process \d|Consider |Decrease |Increase |Reduce |Please (?:try|check|install|use)"
+    r"|This (?:happens|may)|To (?:fix|allow|enable|resolve)|On the CPU backend|Got |Use "
+    r"|Supported architectures|Initial free memory|You must|Required number|Total number"
+    r"|Reason: |Allowed NUMA nodes|which |or |and "
+)
+"""How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
+the rule examples and the corpus): after an error line, such a row goes on with it."""
+_ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
+"""Terminal widths: with one full row only, a row this long was cut by a terminal
+(mid-word); any other length, by an editor at a word break."""
+_PYDANTIC_HEAD = Lazy(r"\d+ validation errors? for [\w.]+$")
+
+
+def _first_word(text: str) -> int:
+    stripped = text.lstrip(" ")
+    cut = stripped.find(" ")
+    return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
+
+
+def _is_error(text: str) -> bool:
+    """An exception line or an ERROR record: the lines whose message a reflow splits."""
+    head = _HEAD.match(text)
+    msg = text[head.end() :] if head is not None else text
+    if _PYDANTIC_HEAD.search(msg):
+        return False
+    level = head["level"] if head is not None else None
+    return bool(_EXC.match(msg)) or level in ("ERROR", "CRITICAL")
+
+
+def _continues(prev: str, row: str) -> bool:
+    """`row` carries on the error message of `prev` (a reflowed paste)."""
+    if _START.match(row) or " " not in row.strip() or not _is_error(prev):
+        return False
+    if row[:1].islower() or _CONTINUES.match(row):
+        return True
+    end = prev.rstrip()[-1:]
+    return end.isalnum() or end in ",;:(-"
+
+
+def _longest_worded(raw: Sequence[str], widths: Sequence[int], width: int) -> int:
+    """The length of the longest row with a space inside it (an editor's width): most
+    often the longest row itself (`width` long), so that one is tried before the others
+    are. A quote's `> ` is not inside: a long word the editor could not break stays a row
+    of its own, and a quote puts a space in front of it."""
+    longest = raw[widths.index(width)] if raw else ""
+    if " " in longest.lstrip("> \t").rstrip():
+        return width
+    return max((len(t) for t in raw if " " in t.lstrip("> \t").rstrip()), default=0)
+
+
+_ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
+
+
+def _has_error_word(text: str) -> bool:
+    """Whether `text` holds one of `_ERROR_WORDS`: their first letters are looked for
+    first, at memchr speed (a 16 KB row without them costs no six searches)."""
+    return ("E" in text or "C" in text or "I" in text) and (
+        "Error" in text
+        or "Exception" in text
+        or "ERROR" in text
+        or "CRITICAL" in text
+        or "Exit" in text
+        or "Interrupt" in text
+    )  # (written out: a generator over `_ERROR_WORDS` costs more than the searches)
+
+
+Row = tuple[str, int, int, tuple[str, ...]]
+"""A Line's fields as a plain tuple (text, first, last, repairs): what the steps pass
+along, built at C speed; `normalize` makes Lines of them, the pipeline reads them as is."""
+
+
+def _width_matters(
+    lines: list[Row], slow: list[int], widths: list[int], base: int, width: int, editor: int
+) -> bool:
+    """Whether a terminal's or an editor's width can decide a join: some slow row's
+    predecessor is full (`width` or `editor` long), or the row's first word would not fit
+    after it. Where none can, how many rows look wrapped does not matter."""
+    for k in slow:
+        w = widths[lines[k - 1][2] - base]
+        if w in (width, editor):
+            return True
+        row = lines[k][0]
+        if w + 1 + len(row) > editor and w + 1 + _first_word(row) > editor:
+            return True
+    return False
+
+
+def _rejoin(
+    lines: list[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+) -> tuple[list[Row], set[str]]:
+    """Join rows a terminal or editor wrapped, and errors a paste reflowed.
+
+    A terminal wraps at exactly its width W (the longest row): a row of W characters
+    goes on in the next row unless that one starts a record. An editor wraps at word
+    breaks, at the longest row that has one (a long word overflows): a row goes on
+    when the next row's first word would not have fit. A reflowed error goes on in
+    rows that start mid-sentence. Only a row that does not start quickly can go on
+    its predecessor (one that does not start as `row_scan.QUICK_STARTS` says), so the others
+    are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
+    found them already).
+    """
+    if slow is None:
+        slow = _slow_rows(list(map(itemgetter(0), lines)))
+    if not slow:
+        return lines, set()
+    widths = list(map(len, raw))
+    width = max(widths, default=0)
+    editor = _longest_worded(raw, widths, width)
+    full = fits = 0
+    if 40 <= editor <= 300 and _width_matters(lines, slow, widths, base, width, editor):
+        capped = width <= 300
+        for k in range(len(lines) - 1):
+            w = widths[lines[k][2] - base]
+            row = lines[k + 1][0]
+            if not (capped and w == width) and w + 1 + len(row) <= editor:
+                continue  # neither test below can hold (a first word is at most the row)
+            if w == width <= 300 and not _STRONG_START.match(row):
+                full += 1
+            elif w + 1 + _first_word(row) > editor and not _START.match(row):
+                fits += 1
+    # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
+    hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
+    soft = not hard and editor <= 200 and fits + full >= 2
+    if not hard and not soft and not 40 <= width <= 300:
+        width = -1  # no row is full
+    out: list[Row] = []
+    ran: set[str] = set()
+    done = 0
+    for k in slow:  # the rows between slow ones start quickly: kept as they are
+        out.extend(lines[done:k])
+        done = k + 1
+        line = lines[k]
+        prev = out[-1]
+        w = widths[prev[2] - base]
+        name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
+        if name:
+            repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
+            text = prev[0] + ("" if sep == "" or prev[0].endswith(" ") else " ") + line[0]
+            out[-1] = (text, prev[1], line[2], repairs)
+            ran.add(name)
+        else:
+            out.append(line)
+    out.extend(lines[done:])
+    return out, ran
+
+
+_LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
+"""Prefixes that mark a line the program printed (a runtime's stamp, a CI gutter): a row
+behind one starts a line. A quote marks every row of a paste, a terminal's wrapped rows too,
+so a quoted row can still go on its predecessor."""
+
+
+def _join_kind(
+    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
+) -> tuple[str, str]:
+    """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
+    if line[1] != prev[2] + 1 or any(r in _LINE_PREFIXES for r in line[3]):
+        return "", ""
+    row, prev_text = line[0], prev[0]
+    if prev_width == width and not soft and not _STRONG_START.match(row):
+        if hard:
+            return "rejoin_wrapped", ""
+        # One full row alone is weak evidence: it must also stop mid-sentence (or
+        # mid-token: `NCCLUtils.` then `cpp:77`).
+        mid = prev_text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
+        if mid and not _START.match(row):
+            return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
+    if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
+        return "rejoin_wrapped", " "
+    if _has_error_word(prev_text) and _continues(prev_text, row):
+        return "rejoin_reflowed", " "
+    return "", ""

@@ -1,0 +1,232 @@
+"""The clean-tail check for the common tail, read row by row in C and searched as few times
+as its signs allow.
+
+`damage_check`'s scans of the joined text each cost a pass over every character (3-18 us
+for an average corpus tail of 11 KB), and a tail's signs are many. Most tails are vLLM's own
+output, where every row starts with a process tag (`(APIServer pid=1) `), a record, a frame
+or a traceback line. Here the rows are tested with `str.startswith` over the tuple of the
+starts seen (in C; Python sees only the rows that start otherwise, and one row per tag),
+which tells a wrapper at a row's start and the rows that may go on their predecessor (what
+`normalize._rejoin` looks at), and gives the tags: taken off each row's start with one
+`str.replace` per tag, they leave a text where every record, frame, traceback, argparse and
+uvicorn line vLLM prints starts a line (or follows a record's head), so each sign needs one
+search that finds nothing. Anything else (a wrapper, a sign elsewhere, more than a few tags)
+is left to `damage_check`'s scans: this answers "clean" or "not sure", never "damaged".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import compress, count, repeat
+from operator import not_
+
+import regex
+
+from .joined import Joined
+from .wrappers import OTHER_PREFIX_AT_START, Lazy
+
+TAG = r"\([A-Za-z][\w =.-]*? pid=\d+\)"
+"""vLLM's process tag, as a line's head reads it."""
+RECORD = (
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
+    r"\[[^\]\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+:\d+\]"
+)
+"""A record's prefix, level to source, as a line's head reads it."""
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+RECORD_INSIDE = re.compile(
+    r"-(?<=\d\d-)(?:"
+    + "|".join(rf"(?<={level} \d\d-)" for level in LEVELS)
+    + ")"
+    + "".join(rf"(?<!\n{level} \d\d-)" for level in LEVELS)
+    + r"(?=\d\d \d\d:\d\d:\d\d)"
+)
+"""A record's level and timestamp anywhere but at a line's start, found by the dash in
+its timestamp (a literal: one scan for all five levels, which an alternation of the
+levels would try at every character); records never overlap. The match is the dash
+alone, so `findall` lists one shared string per record, not a copy of each."""
+FRAME_INSIDE = re.compile(r'File "(?<!\n  File ")')
+"""A frame's `File "` anywhere but right after a line's two-space indent."""
+CARET = Lazy(regex.escape("^[["))
+"""Caret notation for ESC (`^[[0;36m`): `^` alone is common (a traceback's markers)."""
+BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
+"""A colour reset (`[0m`, `[0;0m`) whose ESC byte was lost."""
+SGR_END = Lazy(r"\[0(?:;0)?m")
+"""The same in a text with no ESC byte at all: the `regex` module finds it faster."""
+
+_TAG_AT = re.compile(r"(?:\x1b\[[0-9;]*m)*(" + TAG + r")(?:\x1b\[[0-9;]*m)*")
+"""A row's process tag (coloured or not) and the tag itself, as the plain text has it."""
+_OTHER_AT = re.compile(OTHER_PREFIX_AT_START.pattern.removeprefix("\\n"))
+"""A wrapper other than a `|` gutter at a row's start (its `$` read as the row's end, so it
+finds a wrapper wherever the joined text's search does, and a lone `>` row more)."""
+_RECORD_HEAD = re.compile(RECORD + r"[ \t]*")
+"""A line's head that is a record's prefix alone: what may stand before a frame or a
+traceback line once the row's tag is taken off (`ERROR ... [core.py:1]   File ...`)."""
+QUICK_STARTS = (
+    "INFO ", "ERROR ", "WARNING ", "DEBUG ", "CRITICAL ", "Traceback (", "  ", "\x1b", '{"log"',
+)  # fmt: skip
+"""How a row that surely starts a line of its own begins (with a process tag within its
+first 80 characters, or blank, it does too): told with string tests only."""
+_STARTS = ("INFO ", "WARNING ", "ERROR ", '  File "', "Traceback (", "DEBUG ", "CRITICAL ",
+           "\x1b[32mI", "\x1b[33mW", "\x1b[31mE")  # fmt: skip
+"""Row starts that are quick ones (above) and no wrapper's (none begins with a character
+`OTHER_PREFIX_AT_START` looks for, or its colour codes are followed by one no tool's prefix
+starts with): vLLM's records, frames, tracebacks. Two spaces join them where no fence can be
+in the text."""
+MAX_TAGS = 16
+"""The most row starts (process tags) added to the tuple: past them the tail is left to the
+scans, so a row costs at most this many tests (a hostile tail of 400 names)."""
+_FENCES = ("```", "~~~", "<details>", "</details>", "<summary>", "</summary>")
+"""What `OTHER_PREFIX_AT_START` finds after a row's indent (its only wrappers that may
+start with a blank, less the `|` gutters this check leaves to the scans)."""
+_TRACEBACK = "Traceback (most recent call last)"
+_UVICORN = ":     "
+
+
+def clean_rows(joined: Joined) -> list[int] | None:
+    """The rows (past the first) that may go on their predecessor (see `slow_rows`) when
+    the tail surely needs no per-line repair; None when that is not sure."""
+    doc = joined.doc
+    lines = joined.lines
+    if lines is None or "|" in doc or "␛" in doc or ("^" in doc and CARET.search(doc)):
+        return None
+    if (BARE_SGR_END if "\x1b" in doc else SGR_END).search(doc) is not None:
+        return None
+    rows = _rows(lines, doc)
+    if rows is None:
+        return None
+    tags, slow = rows
+    text = joined.plain
+    for tag in tags:
+        if "\n" + tag + " (" in text:
+            return None  # a tag after a tag: taking the first off would bare the second
+    for tag in tags:
+        text = text.replace("\n" + tag + " ", "\n")
+    if RECORD_INSIDE.search(text) is not None:
+        return None
+    heads: dict[str, bool] = {}
+    if '"' in text and not _frames_at_heads(text, heads):
+        return None
+    if not _raw_at_heads(text, _TRACEBACK, heads) or not _raw_at_heads(text, "usage: ", heads):
+        return None
+    if not _uvicorn_at_heads(text, heads):
+        return None
+    return slow
+
+
+def _rows(lines: Sequence[str], doc: str) -> tuple[list[str], list[int]] | None:
+    """(the process tags rows start with, as in the plain text; the slow rows), or None
+    where a row may start with a wrapper or the tags are too many. Each row is tested
+    once: a new start to pass over goes into the tuple, and the rows after it are tested
+    with the new tuple, by the same iterator."""
+    starts: tuple[str, ...] = _STARTS
+    seen: set[str] = set()
+    tags: dict[str, None] = {}
+    slow: list[int] = []
+    it = iter(lines)
+    k = -1
+    while True:
+        # the rows that start otherwise, by one iterator: a new start tests the rows after
+        misses = compress(count(k + 1), map(not_, map(str.startswith, it, repeat(starts))))
+        for k in misses:
+            t = lines[k]
+            if t[:2] == "  ":  # a quick row: a wrapper only if a fence follows its indent
+                if t.lstrip(" \t").startswith(_FENCES):
+                    return None
+                continue
+            m = _TAG_AT.match(t) if t[:1] == "(" or t[:1] == "\x1b" else None
+            if m is None:
+                if _OTHER_AT.match(t) is not None:
+                    return None
+            else:
+                tags[m[1]] = None
+                if m[0] not in seen and (t[0] == "\x1b" or t.find(" pid=", 0, 80) >= 0):
+                    if len(seen) == MAX_TAGS:
+                        return None
+                    seen.add(m[0])
+                    starts = (m[0], *starts)
+                    break  # (a quick row: a tag, or a colour code)
+            if k and slow_row(t):  # (a tag row here has its ` pid=` past 80 characters)
+                slow.append(k)
+        else:
+            return list(tags), slow
+
+
+def slow_row(t: str) -> bool:
+    """Whether row `t` may go on its predecessor: it is not blank and does not start
+    quickly (as `QUICK_STARTS` says, or with a process tag)."""
+    return (
+        not t.startswith(QUICK_STARTS)
+        and not (t[:1] == "(" and " pid=" in t[:80])
+        and bool(t.strip())
+    )
+
+
+def slow_rows(texts: Sequence[str]) -> list[int]:
+    """The rows (past the first) for which `slow_row` holds, tested in C with
+    `str.startswith`: each tagged row not passed over adds its tag's head (`(APIServer
+    pid=`) to the tuple, so the rows with that tag after it are passed over too."""
+    starts: tuple[str, ...] = QUICK_STARTS
+    it = iter(texts)
+    next(it, None)  # the first row goes on no predecessor
+    slow: list[int] = []
+    added = k = 0
+    while True:
+        misses = compress(count(k + 1), map(not_, map(str.startswith, it, repeat(starts))))
+        for k in misses:
+            t = texts[k]
+            if t[:1] == "(" and (p := t.find(" pid=", 0, 80)) >= 0:
+                if added < MAX_TAGS:
+                    added += 1
+                    starts = (t[: p + 5], *starts)
+                    break
+            elif t.strip():
+                slow.append(k)
+        else:
+            return slow
+
+
+def _record_head(text: str, pos: int, heads: dict[str, bool]) -> bool:
+    """Whether only a record's prefix (and blanks) stands between `pos` and its line's start:
+    with the row's tag taken off, the head a frame or a traceback line may follow."""
+    before = text[text.rfind("\n", 0, pos) + 1 : pos]
+    known = heads.get(before)
+    if known is None:
+        known = heads[before] = _RECORD_HEAD.fullmatch(before) is not None
+    return known
+
+
+def _frames_at_heads(text: str, heads: dict[str, bool]) -> bool:
+    """Every frame's `File "` starts a line after two spaces, or follows a record's head
+    and three spaces."""
+    for m in FRAME_INSIDE.finditer(text):
+        p = m.start()
+        if text[p - 4 : p] != "]   " or not _record_head(text, p - 3, heads):
+            return False
+    return True
+
+
+def _raw_at_heads(text: str, needle: str, heads: dict[str, bool]) -> bool:
+    """Every `needle` (a traceback's or argparse's first words) starts a line or follows
+    a record's head. Found by `str.find`: few are there, and each search resumes."""
+    p = text.find(needle)
+    while p >= 0:
+        if text[p - 1] != "\n" and not _record_head(text, p, heads):
+            return False
+        p = text.find(needle, p + 1)
+    return True
+
+
+def _uvicorn_at_heads(text: str, heads: dict[str, bool]) -> bool:
+    """Every uvicorn line (`INFO:     `, `WARNING:     `, `ERROR:     `) starts a line or
+    follows a record's head."""
+    p = text.find(_UVICORN)
+    while p >= 0:
+        for level in ("INFO", "WARNING", "ERROR"):
+            start = p - len(level)
+            if text[start:p] == level:
+                if text[start - 1] != "\n" and not _record_head(text, start, heads):
+                    return False
+                break
+        p = text.find(_UVICORN, p + 1)
+    return True

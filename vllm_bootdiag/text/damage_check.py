@@ -80,7 +80,9 @@ def _record_inside_by_second_colon() -> re.Pattern[str]:
     )
 
 
-_TAGGED_RECORD = re.compile(r"\n(?=\([^()\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")")
+_TAGGED_RECORD = re.compile(
+    r"\n(?=\([^()\n]{0,200}\) (?:" + "|".join(_LEVELS) + ") " + _STAMP + ")"
+)
 """A line that starts with a process tag and a record right after it: where 0.10+ puts
 every record. The tag's `)` is the line's first, so its `) ` is the line's first, and it
 holds no `(` (`(a)x(b pid=1) ` is a line that ran on; a longer tag is not counted here:

@@ -102,3 +102,33 @@ def _slow_gib(value: str) -> object:
 def test_a_plain_gib_number_is_what_the_size_pattern_reads(value: str) -> None:
     fast, slow = base._to_gib(value), _slow_gib(value)
     assert type(fast) is type(slow) and fast == slow
+
+
+def test_the_out_of_range_pass_keeps_what_the_full_pass_keeps() -> None:
+    """`outranking` runs no pattern where no rule the tail's words allow could outrank
+    the best in-range cause; what it keeps is what a full pass over the same rules keeps."""
+    from vllm_bootdiag import versions
+    from vllm_bootdiag.engine import match
+
+    rules = default_rules()
+    bests = [None, *sorted({r.precedence for r in rules})]
+    releases = sorted({log.parent.name for log in LOGS})
+    kept = 0
+    for log in LOGS:
+        for release in releases:
+            version = versions.parse_version(release)
+            assert version is not None
+            outside = rules.outside(version)
+            tail = _tail(_lines(log))
+            every = match.hits(tail, outside)
+            for best in bests:
+                want = [
+                    h
+                    for h in every
+                    if h.rule.role == "cause"
+                    and match.FAILURE[h.rule.outcome]
+                    and (best is None or h.rule.precedence > best)
+                ]
+                assert match.outranking(tail, outside, best) == want, (log, release, best)
+                kept += len(want)
+    assert kept > 1000

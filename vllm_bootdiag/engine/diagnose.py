@@ -20,7 +20,7 @@ from ..outcomes import _Outcome
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text.triage import Tail
-from .match import FAILURE, Hit, Precedence, hits, scan
+from .match import Hit, Precedence, outranking, scan
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, outcome
 
@@ -57,13 +57,7 @@ def _with_out_of_range(
     outside = rules.outside(version)
     if best is not None and outside.top <= best:
         return found, False
-    wider = [
-        h
-        for h in hits(tail, outside)
-        if h.rule.role == "cause"
-        and FAILURE[h.rule.outcome]
-        and (best is None or h.rule.precedence > best)
-    ]
+    wider = outranking(tail, outside, best)
     if not wider:
         return found, False
     return sorted(found + wider, key=_index_of), True

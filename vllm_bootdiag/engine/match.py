@@ -46,14 +46,41 @@ Precedence = tuple[bool, int, bool]
 def scan(tail: Tail, rules: RuleSet) -> tuple[list[Hit], Precedence | None]:
     """`hits`, and the highest root-cause precedence among the failures they read (None:
     no failure cause matched), which the out-of-range check weighs."""
-    always, by_word, entries, rests, literals = _word_index(rules)
+    return _scan(tail, rules, False, None)
+
+
+def outranking(tail: Tail, rules: RuleSet, best: Precedence | None) -> list[Hit]:
+    """The hits of `rules` whose rule is a failure cause of a precedence above `best`
+    (None: any failure cause), read as `hits` reads them. Where no rule whose literal the
+    tail holds could give one, no pattern runs at all."""
+    return [h for h in _scan(tail, rules, True, best)[0] if _above(h.rule, best)]
+
+
+def _above(rule: Rule, best: Precedence | None) -> bool:
+    """Whether `rule` is a failure cause that outranks `best` (None: any failure cause)."""
+    if rule.role != "cause" or not FAILURE[rule.outcome]:
+        return False
+    return best is None or rule.precedence > best
+
+
+def _scan(
+    tail: Tail, rules: RuleSet, gated: bool, best_kept: Precedence | None
+) -> tuple[list[Hit], Precedence | None]:
+    """`scan`; `gated`: no hits at all unless a rule whose literal the tail holds is a
+    failure cause above `best_kept` (None: any), for a caller that keeps only those."""
+    always, by_word, entries, rests, literals, keywords = _word_index(rules)
     words = tail.words
-    keys = by_word.keys() & words
+    keys = keywords & words
     order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
     text = tail.other_text
     # the rules whose literal the failure lines hold: every inner word of it is a word of
     # theirs (a set test), and then the literal itself (a search, not `find`'s lines)
     live = [k for k in order if words.issuperset(rests[k]) and literals[k] in text]
+    if gated and not any(
+        (rank := entries[k][-1]) is not None and (best_kept is None or rank > best_kept)
+        for k in live
+    ):
+        return [], None
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     exact_lines: set[int] = set()
@@ -124,7 +151,9 @@ _Entry = tuple[Rule, str, bool, frozenset[str], str, tuple[str, ...], bool, Prec
 """What `scan` reads of a rule: (rule, literal, tolerant, covers, outcome, unless, a cause,
 its precedence where its outcome is a failure and it a cause), unpacked at once instead of
 an attribute each."""
-_Index = tuple[list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str]]
+_Index = tuple[
+    list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str], frozenset[str]
+]
 _INDEXES: dict[int, tuple[RuleSet, _Index]] = {}
 
 
@@ -138,9 +167,9 @@ def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
 
 def _word_index(rules: RuleSet) -> _Index:
     """(positions of the rules whose literal has no inner word, {inner word: positions of
-    the rules keyed by it}, each rule's entry, its other inner words, its literal), each
-    rule keyed by its longest inner word (kept per RuleSet): a tail's words pick the few
-    rules worth a look without a pass over all of them."""
+    the rules keyed by it}, each rule's entry, its other inner words, its literal, the key
+    words), each rule keyed by its longest inner word (kept per RuleSet): a tail's words
+    pick the few rules worth a look without a pass over all of them."""
     cached = _INDEXES.get(id(rules))
     if cached is not None and cached[0] is rules:
         return cached[1]
@@ -172,6 +201,7 @@ def _word_index(rules: RuleSet) -> _Index:
         )
     if len(_INDEXES) >= 256:
         _INDEXES.clear()
-    index = (always, by_word, entries, rests, [r.literal for r in rules.rules])
+    literals = [r.literal for r in rules.rules]
+    index = (always, by_word, entries, rests, literals, frozenset(by_word))
     _INDEXES[id(rules)] = (rules, index)
     return index

@@ -60,10 +60,11 @@ K = logtail.MAX_LINE_CHARS
 RUNS = {"█": "█" * K, "space": " " * K, "9": "9" * K, "(": "(" * K, "`": "`" * K,
         "-": "-" * K, "01-": "01-" * (K // 3), "INFO 01-": "INFO 01-" * (K // 8),
         "x": "x" * K, "[0": "[0" * (K // 2), "INFO 01-02 03:": "INFO 01-02 03:" * (K // 14),
-        "File \"": 'File "' * (K // 6)}  # fmt: skip
+        "File \"": 'File "' * (K // 6), "\x1b[0m": "\x1b[0m" * (K // 4), "^[[": "^[[" * (K // 3),
+        "ERROR 01-02 03:04:05 [": "ERROR 01-02 03:04:05 [" * (K // 22)}  # fmt: skip
 """Runs a 16 KB line can be made of: tests/test_rule_linear.py's, and the characters the
 text stages' patterns key on (dashes and colons of a timestamp, a record's level, a colour
-reset's `[0`, a frame's `File "`)."""
+reset's `[0`, a frame's `File "`), and colour codes, caret codes and stamps with no source."""
 _INFO = "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] "
 _ERROR = "(EngineCore pid=2) ERROR 11-29 16:20:31 [core.py:1] "
 

@@ -16,6 +16,9 @@ _CARET_REFERENCE = regex.compile(r"(?:(?:\^\[|␛)\[[0-9;?]*[A-Za-z])+")
 """The caret pattern as it was, in the `regex` module: what `ansi_text` must still give."""
 
 
+_RECORD = "(APIServer pid=1) INFO 11-29 16:19:50 [api_utils.py:347] "
+
+
 def _long(pieces: list[str]) -> st.SearchStrategy[str]:
     """Texts of the pieces, past the length where the shortcuts start (1024)."""
     return st.lists(st.sampled_from(pieces), max_size=40).map(
@@ -39,8 +42,8 @@ def test_the_shortcuts_answer_runs_of_codes_and_of_broken_ones() -> None:
         text = (run * 8192)[:16380]
         assert logline.strip_codes(text) == logline.ANSI.sub("", text)
     for run in ("^[[", "^[[0m", "^[[0", "␛[0m", "␛[", "^[[0;36m", "x^[[1m", "^[[0m␛[0m", "^[[1m^["):
-        text = (run * 8192)[:16380]
-        assert wrappers.ansi_text(text) == _CARET_REFERENCE.sub("", text)
+        for text in ((run * 8192)[:16380], (_RECORD + run * 8192)[:16384], run * 400 + "ab"):
+            assert wrappers.ansi_text(text) == _CARET_REFERENCE.sub("", text)
     # the code cut out joins what is around it into a code: the pattern leaves that one
     for code in ("\x1b[0m", "\x1b[1;31m"):
         joined = code + "\x1b" + code + "[1m" + "x" * 1024

@@ -30,8 +30,10 @@ _SORT = re.compile(
     r"|(?:\([A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}\)(?: |(?! )))?"
     r"(    |  File |(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d)"
 )
-"""`triage.sort_line` in one match, for a line it would not strip (no ESC byte, CR or
-runtime prefix): `logline.RECORD` with its level in three groups (1: progress, 2: a
+"""`triage.sort_line` in one match, for a line without CR, and without colour codes
+once `strip_codes` took them off (as sort_line does), that has no runtime prefix (no
+match, and a digit first: sort_line reads it): `logline.RECORD` with its level in three
+groups (1: progress, 2: a
 warning, 3: an error, a frame after it skipped), or else (4) a raw line's traceback
 frame or torch warning after an optional process tag (its space taken when there is one,
 as `logline.tag_end` takes it); no match: a raw candidate line. One match and a branch
@@ -158,6 +160,7 @@ class BootWatcher:
         return self._settle() if self._pending > 0 else None
 
     def _feed_one(self, line: str) -> Diagnosis | None:
+        """One line of the parts `split_lines` cut a line into, sorted by sort_line."""
         self._lines.append(line)
         self._fed += 1
         # The log's own version wins over the caller's hint (and a later boot's over

@@ -218,22 +218,31 @@ def _decoder() -> json.JSONDecoder:
 _SPACES = re.compile(" *")
 
 
-_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_AS_CODE = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"A" * 52
+), b"0123456789;?"
+"""Bytes read as a code reads them: each letter as `A`, its parameters left out."""
 
 
-def _has_letter(text: str) -> bool:
-    """Whether a text holds an ASCII letter, which every code ends with: its bytes less
-    the letters, in C (7 us on 16 KB), where the pattern stops at each `^[[` of a run of
-    them (275 us)."""
-    data = text.encode("utf-8", "surrogatepass")
-    return len(data.translate(None, _LETTERS)) != len(data)
+def _may_hold_code(text: str) -> bool:
+    """Whether a text may hold a caret code: `^[[` or `␛[` (whose UTF-8 ends in byte 0x9b),
+    parameters, a letter, so with the parameters left out and each letter read as `A` its
+    bytes hold `[[A` or `\x9b[A`, between the first and the last `A`. A translation and
+    byte searches in C (7-40 us on 16 KB), where the pattern stops at each `^[[` of a run
+    of them (275 us)."""
+    data = text.encode("utf-8", "surrogatepass").translate(*_AS_CODE)
+    end = data.rfind(b"A") + 1
+    if not end:
+        return False
+    start = max(data.find(b"A") - 2, 0)
+    return data.find(b"[[A", start, end) >= 0 or data.find(b"\x9b[A", start, end) >= 0
 
 
 def ansi_text(text: str) -> str | None:
     """Colour codes pasted in caret notation (`^[[0;36m`), or with the ESC byte lost."""
     if ("^" in text and "^[[" in text) or ("␛" in text and "␛[" in text):
         if len(text) >= 1024:
-            if not _has_letter(text):
+            if not _may_hold_code(text):
                 return text
             # The code the text opens with, cut by str.replace, is the whole answer when
             # what is left holds no code (as in `logline.strip_codes`: it holds no `^` or

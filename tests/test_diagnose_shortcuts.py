@@ -18,6 +18,7 @@ from vllm_bootdiag import timeline
 from vllm_bootdiag.engine import outcome_fields
 from vllm_bootdiag.outcomes import base
 from vllm_bootdiag.rules.ruleset import default_rules
+from vllm_bootdiag.text import logline
 from vllm_bootdiag.text.triage import Tail
 
 diagnose_module = importlib.import_module("vllm_bootdiag.engine.diagnose")
@@ -42,7 +43,9 @@ def test_an_evidence_message_is_the_parsed_lines_message() -> None:
     for log in LOGS:
         tail = _tail(_lines(log))
         for i in range(len(tail)):
-            assert outcome_fields._message(tail, i) == tail.parsed(i).message, (log, i)
+            assert outcome_fields.line_message(tail, i) == tail.parsed(i).message, (log, i)
+            is_error = logline.head(tail.lines[i]).level in diagnose_module._ERROR_LEVELS
+            assert is_error == tail.parsed(i).is_error, (log, i)
             seen += 1
     assert seen > 20_000
 
@@ -68,7 +71,9 @@ def test_an_evidence_message_is_the_parsed_lines_message() -> None:
 def test_an_evidence_message_is_the_parsed_one_on_any_line(lines: list[str]) -> None:
     tail = _tail(lines)
     for i in range(len(tail)):
-        assert outcome_fields._message(tail, i) == tail.parsed(i).message
+        assert outcome_fields.line_message(tail, i) == tail.parsed(i).message
+        is_error = logline.head(tail.lines[i]).level in diagnose_module._ERROR_LEVELS
+        assert is_error == tail.parsed(i).is_error
 
 
 def test_the_last_phase_is_the_timelines() -> None:

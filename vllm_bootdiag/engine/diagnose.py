@@ -19,10 +19,11 @@ from ..diagnosis import Diagnosis
 from ..outcomes import _Outcome
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
+from ..text import logline
 from ..text.triage import Tail
 from .match import Hit, Precedence, outranking, scan
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
-from .outcome_fields import evidence, outcome
+from .outcome_fields import evidence, line_message, outcome
 
 _VERSION_MARKERS = frozenset({"api_version", "banner_version", "engine_init"})
 
@@ -93,17 +94,18 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
         raw = lines[i]
         if not outcomes.lifecycle.may_look_like_error(raw):
             continue  # neither an error record nor error-looking: not worth parsing
-        line = tail.parsed(i)
-        msg = line.message
+        head = logline.head(raw)  # what `tail.parsed(i)` reads, without its LogLine
+        msg = head.text[head.start :].strip()
         if not msg:
             continue
+        is_error = head.level in _ERROR_LEVELS
         if i in echoes:
-            if echo is None and (_EXCEPTION(msg) or line.is_error):
+            if echo is None and (_EXCEPTION(msg) or is_error):
                 echo = i
             continue
         if _EXCEPTION(msg):
             return _unknown_at(tail, i), None
-        if fallback is None and line.is_error:
+        if fallback is None and is_error:
             fallback = i
     if fallback is not None:
         return _unknown_at(tail, fallback), None
@@ -112,8 +114,12 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
     return quick_build.build(outcomes.Unknown, {}), None
 
 
+_ERROR_LEVELS = ("ERROR", "CRITICAL")
+"""`LogLine.is_error`'s levels."""
+
+
 def _unknown_at(tail: Tail, index: int) -> outcomes.Unknown:
-    msg = tail.parsed(index).message
+    msg = line_message(tail, index)
     number = tail.number(index)
     data = {
         "last_error_line": msg,
@@ -229,6 +235,10 @@ def _index_of(hit: Hit) -> int:
     return hit.index
 
 
+def _first_line(outcome: _Outcome) -> int:
+    return outcome.evidence[0].line if outcome.evidence else 0
+
+
 def diagnose(
     tail: Tail,
     hint: str | None,
@@ -255,7 +265,8 @@ def diagnose(
         grouped.setdefault(key, []).append(h.index)
         first.setdefault(key, h)
     found = [outcome(tail, first[k], idx, phases, facts) for k, idx in grouped.items()]
-    found.sort(key=lambda o: o.evidence[0].line if o.evidence else 0)
+    if len(found) > 1:
+        found.sort(key=_first_line)
     echo: Rule | None = None
     if found:
         primary = _merged(_primary(found, rules), found)

@@ -100,7 +100,7 @@ def _validation_details(tail: Tail, index: int) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for j in range(index + 1, min(index + 6, len(tail))):
-        text = tail.parsed(j).message
+        text = line_message(tail, j)
         parsed = _pydantic_line(text)
         if text.startswith(_VALUE_ERROR):
             body = parsed[0] if parsed else text
@@ -136,11 +136,12 @@ def outcome(
         fields.setdefault(name, getattr(facts, fact))
     allowed = outcomes.field_names(kind)
     fields = {k: v for k, v in fields.items() if k in allowed}
-    ev = tuple(evidence(tail.number(i), _message(tail, i)) for i in lines[:MAX_EVIDENCE])
-    return outcomes.build(kind, rule_id=hit.rule.id, evidence=ev, **fields)
+    ev = tuple(evidence(tail.number(i), line_message(tail, i)) for i in lines[:MAX_EVIDENCE])
+    # `outcomes.build(kind, rule_id=, evidence=, **fields)`, its model already at hand
+    return quick_build.build(cls, {"kind": kind, "rule_id": hit.rule.id, "evidence": ev, **fields})
 
 
-def _message(tail: Tail, index: int) -> str:
+def line_message(tail: Tail, index: int) -> str:
     """`tail.parsed(index).message`: the line's message, read without the process tag and
     the LogLine that parsing builds (an evidence line needs neither)."""
     head = logline.head(tail.lines[index])

@@ -117,10 +117,11 @@ def strip_codes(text: str) -> str:
     it opens with (`str.replace`, C speed), which is the whole answer when what is left
     holds no code: that code holds no ESC but its first, so no other code overlaps one,
     and each other would be left whole; the pattern reads each alike. A 16 KB run of one
-    code costs 4 us, where the pattern takes a step per code (65 us)."""
+    code costs 4 us, where the pattern takes a step per code (65 us). Tried only where
+    that code is dense (a run of codes): a coloured tail joined would be cut in vain."""
     if len(text) >= _LONG:
         first = _CODE.search(text, 0, 256)
-        if first is not None:
+        if first is not None and text.count(first[0], 0, 512) >= 16:
             cut = text.replace(first[0], "")
             if "\x1b" not in cut or _CODE.search(cut) is None:
                 return cut
@@ -131,7 +132,7 @@ def strip_wrapping(raw: str) -> str:
     """Drop CR, ANSI codes and a container-runtime prefix; keep everything else."""
     text = raw.rstrip("\r\n")
     if "\x1b" in text:
-        text = strip_codes(text)
+        text = ANSI.sub("", text) if len(text) < _LONG else strip_codes(text)
     if text[:1].isdigit():
         m = _RUNTIME.match(text)
         if m is not None:

@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import versions
-from .outcomes.lifecycle import ERROR_LOOKING
+from .outcomes.lifecycle import ERROR_LOOKING, may_look_like_error
 from .rules.markers import _RAW_MARKERS
 from .text.triage import SEARCH_WIDTH, Tail
 
@@ -90,13 +90,17 @@ def _api_pid(line: str) -> str | None:
 
 def _last_failure(tail: Tail, start: int, end: int) -> int | None:
     """The last error record or exception line among the candidate lines in [start, end)."""
-    k = bisect_right(tail.other, end - 1) - 1
-    while k >= 0 and tail.other[k] >= start:
-        line = tail.parsed(tail.other[k])
+    other, lines = tail.other, tail.lines
+    k = bisect_right(other, end - 1) - 1
+    while k >= 0 and other[k] >= start:
+        i = other[k]
+        k -= 1
+        if not may_look_like_error(lines[i]):
+            continue  # no error word: neither an error record nor an error's wording
+        line = tail.parsed(i)
         msg = line.message
         if line.is_error or ERROR_LOOKING.match(msg) or _ARGPARSE_ERROR.match(msg):
-            return tail.other[k]
-        k -= 1
+            return i
     return None
 
 

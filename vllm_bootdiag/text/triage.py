@@ -87,9 +87,14 @@ _STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
 _FRAME_AT = "(?:    |  File )"
 _TORCH_AT = r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d"
 """`_TORCH_WARNING`, as the scan writes it."""
-_SORT_ME = r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG) "
-"""What `sort_line` must read of a line the scan keeps: a runtime's prefix (it strips
-it, and reads what follows) or a progress record (its message and timestamp)."""
+_SORT_ME = (
+    r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
+    r"(?=(?:[.,]\d+)? \[[^\]\n\r]*\])"
+)
+"""What the scan captures of a line it keeps and cannot call a candidate: a runtime's
+prefix (`sort_line` strips it and reads what follows), or a progress record up to the end
+of its timestamp (the record is `logline.RECORD`'s: its message starts after the first
+`]` past that point, and a space)."""
 
 
 def _any_start(starts: tuple[str, ...]) -> str:
@@ -140,7 +145,7 @@ def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
 
 def _concerned(
     lines: list[str], starts: Sequence[str], joined: Joined
-) -> tuple[Iterable[int], list[str] | None]:
+) -> tuple[Iterable[int], Iterable[str] | None]:
     """Indices of the lines a marker or a rule can concern, in order, and for each its
     code (see `_concern`; None: sort each): one scan of the joined text instead of a sort
     per line. Only where no line holds a carriage return or a newline (which
@@ -149,17 +154,18 @@ def _concerned(
         return range(0), None
     if len(joined.doc) > 2**20:  # each line tested: a join copies MBs
         broken = any("\r" in line or "\n" in line for line in lines)
-    else:  # one-character tests of the joined lines run at memchr speed; a count does not
-        flat = "".join(lines)
-        broken = "\r" in flat or "\n" in flat
+    else:  # a one-character test of the joined text runs at memchr speed; a newline
+        broken = "\r" in joined.doc  # inside a line shows as one line start too many
     if broken:
         return range(len(lines)), None
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
     codes = _concern(tuple(starts)).findall(joined.plain)
+    if len(codes) != len(lines):  # a line holds a newline: no line start is where it was
+        return range(len(lines)), None
     if not lines[-1]:
         codes[-1] = "\n"  # an empty last line: nothing after it to capture, a candidate
-    return list(compress(range(len(lines)), codes)), list(filter(None, codes))
+    return compress(range(len(lines)), codes), filter(None, codes)
 
 
 class Tail:
@@ -194,7 +200,7 @@ class Tail:
         self.markers: list[tuple[int, str, str, str]] = []
         """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
-        codes: list[str] | None = None
+        codes: Iterable[str] | None = None
         if marker_starts is None:
             concerned: Iterable[int] = range(len(self.lines))
         else:  # what a marker's message can start with: the other lines are not sorted
@@ -206,6 +212,18 @@ class Tail:
         for i, code in pairs:
             if len(code) == 1:  # the scan read it: a candidate
                 other.append(i)
+                continue
+            if code and progress is not None and not code[0].isdigit():
+                # a progress record, read where the scan left it: `sort_line`'s text (no
+                # colour codes: no CR, no runtime prefix here), message and timestamp
+                line = lines[i]
+                text = line if "\x1b" not in line else logline.strip_wrapping(line)
+                end = len(code)
+                start = text.index("]", end) + 1
+                start += text.startswith(" ", start)
+                key = progress(text[start:])
+                if key is not None:
+                    markers.append((i, key, text[start:], text[end - 14 : end]))
                 continue
             kind, text, start, ts = sort_line(lines[i])
             if kind == CANDIDATE:

@@ -110,12 +110,16 @@ def progress_key(message: str) -> str | None:
     return m.lastgroup if m is not None else None
 
 
-_BY_KEY = {m.key: m for m in MARKERS}
 PHASE_OF: dict[str, str | None] = {m.key: m.phase for m in MARKERS}
 """Marker key -> the phase it marks (None: a marker that only carries facts)."""
 _FACT_RES = _Compiled({(m.key, name): rx for m in MARKERS for name, rx in m.facts})
 _FIRST_WINS = frozenset({"non_default_args", "model"})
 """Facts the first occurrence gives (the launch); for the rest the last one is current."""
+_FACTS_OF = {
+    m.key: (m.device, tuple((name, name in _FIRST_WINS) for name, _rx in m.facts))
+    for m in MARKERS
+}
+"""Marker key -> (its device, its facts with whether the first occurrence wins)."""
 
 _UVICORN_PORT = re.compile(r"Uvicorn running on \S*?:(\d+)")
 
@@ -181,7 +185,8 @@ class Timeline(BaseModel):
 
 def phase_lines(tail: Tail) -> list[tuple[int, str]]:
     """(0-based line, phase) for every progress line in the tail, in line order."""
-    hits = [(i, p) for i, key, _, _ in tail.markers if (p := _BY_KEY[key].phase) is not None]
+    phase_of = PHASE_OF
+    hits = [(i, p) for i, key, _, _ in tail.markers if (p := phase_of[key]) is not None]
     for literal, phase, _device in _RAW_MARKERS:
         hits.extend((i, phase) for i in tail.find(literal))
     hits.sort()
@@ -198,20 +203,20 @@ def facts(tail: Tail) -> BootFacts:
     found: dict[str, str] = {}
     device: str | None = None
     for _i, key, message, _ts in tail.markers:
-        marker = _BY_KEY[key]
-        device = marker.device or device
+        marker_device, marker_facts = _FACTS_OF[key]
+        device = marker_device or device
         if device is None and key == "engine_init":  # `... with config: ..., device_config=cpu`
             # found first: `\b` leaves the pattern no literal to look for, and the config
             # is a long line (the search starts there; `\b` still reads the character before)
             at = message.find("device_config=")
             m = _DEVICE_CONFIG.search(message, at) if at >= 0 else None
             device = m[1] if m else None
-        for name, _rx in marker.facts:
-            if name in _FIRST_WINS and name in found:
+        for name, first_wins in marker_facts:
+            if first_wins and name in found:
                 continue
             m = _FACT_RES[(key, name)].search(message)
             if m:
-                found[name] = m[1] if name in _FIRST_WINS else m[1].replace(",", "")
+                found[name] = m[1] if first_wins else m[1].replace(",", "")
     for i in tail.find("Uvicorn running on"):
         m = _UVICORN_PORT.search(tail.lines[i])
         if m:

@@ -204,7 +204,7 @@ def normalize_rows(
         ran.update(rejoins)
         if damaged and any(row[0].startswith(_JSON_STARTS) for row in lines):
             lines = _json_records(lines, raw, first_line, ran)
-    return lines, tuple(s.name for s in STEPS if s.name in ran)
+    return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
 
 
 def normalize(

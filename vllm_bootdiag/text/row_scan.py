@@ -54,6 +54,28 @@ BARE_SGR_END = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
 SGR_END = Lazy(r"\[0(?:;0)?m")
 """The same in a text with no ESC byte at all: the `regex` module finds it faster."""
 
+_RECORD_INSIDE = re.compile(
+    r"-(?<=\d\d-)(?:"
+    + "|".join(rf"(?<={level} \d\d-)" for level in LEVELS)
+    + ")"
+    + "".join(rf"(?<![\n\x01]{level} \d\d-)" for level in LEVELS)
+    + r"(?=\d\d \d\d:\d\d:\d\d)"
+)
+"""`RECORD_INSIDE` in the text with the tags taken off, where a \\x01 after a newline stands
+for a tag: a record there is at its line's head."""
+_FRAME_INSIDE = re.compile(r'"(?<=File ")(?<![\n\x01]  File ")')
+"""`FRAME_INSIDE` there, found by its quote (a literal of one character, rarer than `F`)."""
+_USAGE_OR_UVICORN = re.compile(
+    r": (?:(?<=usage: )|    (?<=INFO:     )|    (?<=WARNING:     )|    (?<=ERROR:     ))"
+)
+"""argparse's `usage: ` or uvicorn's `INFO:     ` (`WARNING`, `ERROR`), in one scan by the
+`: ` they share."""
+_UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
+_CARET_OR_RESET = re.compile(r"\[(?:(?<=\^\[\[)|0(?:;0)?m)")
+"""`CARET` or `SGR_END`, in one scan that stops at each `[` (led by a literal of one
+character: half the cost of the two searches)."""
+_CARET_OR_BARE_RESET = re.compile(r"\[(?:(?<=\^\[\[)|0(?<!\x1b\[0)(?:;0)?m)")
+"""`CARET` or `BARE_SGR_END`, the same way, for a text with ESC bytes."""
 _TAG_AT = re.compile(r"(?:\x1b\[[0-9;]*m)*(" + TAG + r")(?:\x1b\[[0-9;]*m)*")
 """A row's process tag (coloured or not) and the tag itself, as the plain text has it."""
 _OTHER_AT = re.compile(OTHER_PREFIX_AT_START.pattern.removeprefix("\\n"))
@@ -80,7 +102,6 @@ _FENCES = ("```", "~~~", "<details>", "</details>", "<summary>", "</summary>")
 """What `OTHER_PREFIX_AT_START` finds after a row's indent (its only wrappers that may
 start with a blank, less the `|` gutters this check leaves to the scans)."""
 _TRACEBACK = "Traceback (most recent call last)"
-_UVICORN = ":     "
 
 
 def clean_rows(joined: Joined) -> list[int] | None:
@@ -88,28 +109,23 @@ def clean_rows(joined: Joined) -> list[int] | None:
     the tail surely needs no per-line repair; None when that is not sure."""
     doc = joined.doc
     lines = joined.lines
-    if lines is None or "|" in doc or "␛" in doc or ("^" in doc and CARET.search(doc)):
+    if lines is None or "|" in doc or "␛" in doc or "\x01" in doc:
         return None
-    if (BARE_SGR_END if "\x1b" in doc else SGR_END).search(doc) is not None:
+    if (_CARET_OR_BARE_RESET if "\x1b" in doc else _CARET_OR_RESET).search(doc) is not None:
         return None
     rows = _rows(lines, doc)
     if rows is None:
         return None
     tags, slow = rows
     text = joined.plain
-    for tag in tags:
-        if "\n" + tag + " (" in text:
-            return None  # a tag after a tag: taking the first off would bare the second
-    for tag in tags:
-        text = text.replace("\n" + tag + " ", "\n")
-    if RECORD_INSIDE.search(text) is not None:
+    for tag in tags:  # (\x01 where the tag was: a tag after it starts no line)
+        text = text.replace("\n" + tag + " ", "\n\x01")
+    if _RECORD_INSIDE.search(text) is not None:
         return None
     heads: dict[str, bool] = {}
     if '"' in text and not _frames_at_heads(text, heads):
         return None
-    if not _raw_at_heads(text, _TRACEBACK, heads) or not _raw_at_heads(text, "usage: ", heads):
-        return None
-    if not _uvicorn_at_heads(text, heads):
+    if not _raw_at_heads(text, heads):
         return None
     return slow
 
@@ -189,7 +205,7 @@ def slow_rows(texts: Sequence[str]) -> list[int]:
 def _record_head(text: str, pos: int, heads: dict[str, bool]) -> bool:
     """Whether only a record's prefix (and blanks) stands between `pos` and its line's start:
     with the row's tag taken off, the head a frame or a traceback line may follow."""
-    before = text[text.rfind("\n", 0, pos) + 1 : pos]
+    before = text[text.rfind("\n", 0, pos) + 1 : pos].removeprefix("\x01")
     known = heads.get(before)
     if known is None:
         known = heads[before] = _RECORD_HEAD.fullmatch(before) is not None
@@ -199,34 +215,25 @@ def _record_head(text: str, pos: int, heads: dict[str, bool]) -> bool:
 def _frames_at_heads(text: str, heads: dict[str, bool]) -> bool:
     """Every frame's `File "` starts a line after two spaces, or follows a record's head
     and three spaces."""
-    for m in FRAME_INSIDE.finditer(text):
-        p = m.start()
+    for m in _FRAME_INSIDE.finditer(text):
+        p = m.start() - 5  # (the quote's match: `File "` starts five before it)
         if text[p - 4 : p] != "]   " or not _record_head(text, p - 3, heads):
             return False
     return True
 
 
-def _raw_at_heads(text: str, needle: str, heads: dict[str, bool]) -> bool:
-    """Every `needle` (a traceback's or argparse's first words) starts a line or follows
-    a record's head. Found by `str.find`: few are there, and each search resumes."""
-    p = text.find(needle)
+def _raw_at_heads(text: str, heads: dict[str, bool]) -> bool:
+    """Every traceback's first line, argparse's `usage: ` and uvicorn's line starts a line
+    or follows a record's head. The traceback's found by `str.find` (few are there, a long
+    needle, each search resumes), the others by one scan."""
+    p = text.find(_TRACEBACK)
     while p >= 0:
-        if text[p - 1] != "\n" and not _record_head(text, p, heads):
+        if text[p - 1] not in "\n\x01" and not _record_head(text, p, heads):
             return False
-        p = text.find(needle, p + 1)
-    return True
-
-
-def _uvicorn_at_heads(text: str, heads: dict[str, bool]) -> bool:
-    """Every uvicorn line (`INFO:     `, `WARNING:     `, `ERROR:     `) starts a line or
-    follows a record's head."""
-    p = text.find(_UVICORN)
-    while p >= 0:
-        for level in ("INFO", "WARNING", "ERROR"):
-            start = p - len(level)
-            if text[start:p] == level:
-                if text[start - 1] != "\n" and not _record_head(text, start, heads):
-                    return False
-                break
-        p = text.find(_UVICORN, p + 1)
+        p = text.find(_TRACEBACK, p + 1)
+    for m in _USAGE_OR_UVICORN.finditer(text):
+        p = m.start()
+        p -= 5 if text[p - 5 : p] == "usage" else _UVICORN_LEVEL[text[p - 1]]
+        if text[p - 1] not in "\n\x01" and not _record_head(text, p, heads):
+            return False
     return True

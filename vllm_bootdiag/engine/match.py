@@ -106,7 +106,7 @@ def _scan(
                 if voided:
                     continue
             seen.add((i, outcome))
-            found.append(Hit(i, rule, tuple(sorted(groups.items()))))
+            found.append(Hit(i, rule, tuple(sorted(groups.items())) if groups else ()))
             if rank is not None and (best is None or rank > best):
                 best = rank
             if not tolerant:

@@ -20,13 +20,17 @@ class Joined:
     start where `doc` has it, and each line is what `logline.strip_wrapping` leaves of
     its colour codes."""
 
-    __slots__ = ("_plain", "doc", "lines")
+    __slots__ = ("_plain", "doc", "lines", "untagged")
 
     def __init__(self, doc: str, lines: Sequence[str] | None = None) -> None:
         self.doc = doc
         self.lines = lines
         """The lines joined, when known: where each starts in `doc` follows from them."""
         self._plain: str | None = None
+        self.untagged: tuple[str, tuple[str, ...]] | None = None
+        """`plain` with each of the process tags (the second item) and its space taken off
+        every line that starts with it, `\\x01` in their place (`row_scan.clean_rows` makes
+        it on its way; triage's scan reads it): None until then."""
 
     @classmethod
     def of(cls, lines: Sequence[str]) -> Joined:

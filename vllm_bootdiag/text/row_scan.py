@@ -120,6 +120,7 @@ def clean_rows(joined: Joined) -> list[int] | None:
     text = joined.plain
     for tag in tags:  # (\x01 where the tag was: a tag after it starts no line)
         text = text.replace("\n" + tag + " ", "\n\x01")
+    joined.untagged = (text, tuple(tags))  # triage's scan reads it too
     if _RECORD_INSIDE.search(text) is not None:
         return None
     heads: dict[str, bool] = {}

@@ -81,7 +81,7 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
     return CANDIDATE, text, j, None
 
 
-_CONCERN: dict[tuple[str, ...], re.Pattern[str]] = {}
+_CONCERN: dict[tuple[tuple[str, ...], bool], re.Pattern[str]] = {}
 _STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
 """A record's timestamp and source, and the space after them if there is one."""
 _FRAME_AT = "(?:    |  File )"
@@ -125,22 +125,44 @@ def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
     and ` ?` is written `(?: |(?! ))` so no backtracking moves the message. It stays
     apart from the clean-tail check's scans of the same line starts: one pattern for both
     was measured slower (`findall` then builds a tuple per line)."""
-    pattern = _CONCERN.get(starts)
-    if pattern is None:
-        skip_at = f"(?:{_FRAME_AT}|{_TORCH_AT})"
-        boring = (
-            # a raw frame or torch warning, after a process tag (whose lazy search for
-            # ` pid=` runs only once a frame is known to follow the parenthesis)
-            rf"(?:\((?=[^()\n\r]{{0,300}}\)(?: |(?! )){skip_at})"
-            + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! )))?"
-            + skip_at
-            + r"|(?:\([^()\n\r]{0,300}\) ?)?(?:"
-            + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
-            + f"|(?:WARNING|WARN){_STAMP}"
-            + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
-        )
-        pattern = _CONCERN[starts] = re.compile(f"\\n(?:{boring}|(?=({_SORT_ME}|[\\s\\S]))|)")
+    return _CONCERN.get((starts, False)) or _compile(starts, False)
+
+
+def _compile(starts: tuple[str, ...], untagged: bool) -> re.Pattern[str]:
+    """`_concern`'s pattern; `untagged`: for `Joined.untagged`, where `\\x01` stands for a
+    process tag and its space taken off (`logline`'s tag: a raw frame after it is one)."""
+    took = "\x01|" if untagged else ""
+    skip_at = f"(?:{_FRAME_AT}|{_TORCH_AT})"
+    boring = (
+        # a raw frame or torch warning, after a process tag (whose lazy search for
+        # ` pid=` runs only once a frame is known to follow the parenthesis)
+        rf"(?:{took}\((?=[^()\n\r]{{0,300}}\)(?: |(?! )){skip_at})"
+        + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! )))?"
+        + skip_at
+        + rf"|(?:{took}\([^()\n\r]{{0,300}}\) ?)?(?:"
+        + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
+        + f"|(?:WARNING|WARN){_STAMP}"
+        + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
+    )
+    sort_me = _SORT_ME.replace(r"|(?:\(", rf"|(?:{took}\(", 1)
+    pattern = _CONCERN[(starts, untagged)] = re.compile(
+        f"\\n(?:{boring}|(?=({sort_me}|[\\s\\S]))|)"
+    )
     return pattern
+
+
+def _untagged(joined: Joined) -> str | None:
+    """`joined.untagged`'s text where each tag taken off is one `logline`'s tag reads (and
+    a record's: 300 characters at most), so a line that starts with `\\x01` reads as the
+    line with its tag: None where there is none, or a tag is not."""
+    untagged = joined.untagged
+    if untagged is None:
+        return None
+    text, tags = untagged
+    for tag in tags:
+        if len(tag) > 302 or logline._TAG.fullmatch(tag) is None:
+            return None
+    return text
 
 
 def _concerned(
@@ -160,7 +182,12 @@ def _concerned(
         return range(len(lines)), None
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
-    codes = _concern(tuple(starts)).findall(joined.plain)
+    untagged = _untagged(joined)
+    if untagged is None:
+        codes = _concern(tuple(starts)).findall(joined.plain)
+    else:  # no tag for the scan to read, line by line
+        key = (tuple(starts), True)
+        codes = (_CONCERN.get(key) or _compile(*key)).findall(untagged)
     if len(codes) != len(lines):  # a line holds a newline: no line start is where it was
         return range(len(lines)), None
     if not lines[-1]:
@@ -219,6 +246,8 @@ class Tail:
                 line = lines[i]
                 text = line if "\x1b" not in line else logline.strip_wrapping(line)
                 end = len(code)
+                if code[0] == "\x01":  # where the tag and its space were taken off
+                    end += text.index(")") + 1
                 start = text.index("]", end) + 1
                 start += text.startswith(" ", start)
                 key = progress(text[start:])

@@ -21,7 +21,7 @@ from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
-from .match import Hit, Precedence, outranking, scan
+from .match import Hit, Precedence, outranking, scan, tokens_of
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, line_message, outcome
 
@@ -49,7 +49,12 @@ def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str
 
 
 def _with_out_of_range(
-    tail: Tail, found: list[Hit], best: Precedence | None, rules: RuleSet, version: Version
+    tail: Tail,
+    found: list[Hit],
+    best: Precedence | None,
+    rules: RuleSet,
+    version: Version,
+    tokens: frozenset[str],
 ) -> tuple[list[Hit], bool]:
     """Add matches of rules outside the version's range when they outrank every match
     inside it (`best`: the highest precedence of a failure cause among `found`): a table
@@ -58,7 +63,7 @@ def _with_out_of_range(
     outside = rules.outside(version)
     if best is not None and outside.top <= best:
         return found, False
-    wider = outranking(tail, outside, best)
+    wider = outranking(tail, outside, best, tokens)
     if not wider:
         return found, False
     return sorted(found + wider, key=_index_of), True
@@ -250,10 +255,13 @@ def diagnose(
     taken here); `notes` come from the stages before (boots)."""
     detected, note = _detect(tail, hint)
     version = detected.version if detected else None
-    found_hits, best = scan(tail, rules.for_version(version))
+    tokens = tokens_of(tail)
+    found_hits, best = scan(tail, rules.for_version(version), tokens)
     out_of_range = False
     if version is not None:
-        found_hits, out_of_range = _with_out_of_range(tail, found_hits, best, rules, version)
+        found_hits, out_of_range = _with_out_of_range(
+            tail, found_hits, best, rules, version, tokens
+        )
     found_hits = _with_progress(tail, found_hits, rules.for_version(version))
     found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)

@@ -144,8 +144,8 @@ def outcome(
 def line_message(tail: Tail, index: int) -> str:
     """`tail.parsed(index).message`: the line's message, read without the process tag and
     the LogLine that parsing builds (an evidence line needs neither)."""
-    head = logline.head(tail.lines[index])
-    return head.text[head.start :].strip()
+    text = logline.strip_wrapping(tail.lines[index])  # `logline.head`, without its tuple
+    return text[logline.split(text)[1] :].strip()
 
 
 def evidence(line: int, text: str) -> Evidence:

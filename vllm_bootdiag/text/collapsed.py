@@ -12,7 +12,7 @@ the line.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, cached_property
 
 from .damage_check import HEAD
 from .logline import strip_codes
@@ -78,8 +78,6 @@ class _Starts:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.by_colon = len(text) >= 1024 and text.count("-") * 16 >= len(text)
-        """Records are found by their time's second colon (see `_record_by_second_colon`)."""
         self.record_end = text.rfind("]") + 1
         """A record ends with its source's `]`: none is searched for past the last one (a
         16 KB run of `ERROR 01-02 03:04:05 [` has 745 stamps, each a stop, and no `]`)."""
@@ -88,9 +86,17 @@ class _Starts:
         """The kinds still found further on: one found no more is not looked at again
         (a line of records run together asks 188 times)."""
 
+    @cached_property
+    def by_colon(self) -> bool:
+        """Records are found by their time's second colon (see `_record_by_second_colon`);
+        worked out where a record is looked for (a line with no `]` holds none)."""
+        return len(self.text) >= 1024 and self.text.count("-") * 16 >= len(self.text)
+
     def _first(self, k: int, pos: int) -> tuple[int, int] | None:
         """(start, end) of kind k's first match that starts at `pos` or later."""
         text, pattern = self.text, _KINDS[k]
+        if pattern is _RECORD and self.record_end <= pos:
+            return None
         by_colon = pattern is _RECORD and self.by_colon
         if by_colon:
             pattern = _record_by_second_colon()

@@ -48,8 +48,10 @@ a time where now it looks for a `]` (a 16 KB line with none: 80 us, now 5)."""
 
 def split(text: str) -> tuple[int, int, str | None, str | None, str | None]:
     """(tag end, message start, level, timestamp, source) of a line already stripped
-    of its wrapping: one match for a record, a tag match only for a tagged raw line."""
-    rec = RECORD.match(text)
+    of its wrapping: one match for a record, a tag match only for a tagged raw line.
+    (A record ends its source with `]`: a line with none is not matched, where a 16 KB
+    one costs the match a scan.)"""
+    rec = RECORD.match(text) if "]" in text else None
     if rec is not None:
         level = rec[1]
         src = rec[3][1:-1]

@@ -56,13 +56,12 @@ SGR_END = Lazy(r"\[0(?:;0)?m")
 
 _RECORD_INSIDE = re.compile(
     r"-(?<=\d\d-)(?:"
-    + "|".join(rf"(?<={level} \d\d-)" for level in LEVELS)
-    + ")"
-    + "".join(rf"(?<![\n\x01]{level} \d\d-)" for level in LEVELS)
-    + r"(?=\d\d \d\d:\d\d:\d\d)"
+    + "|".join(rf"(?<=[^\n\x01]{level} \d\d-)" for level in LEVELS)
+    + r")(?=\d\d \d\d:\d\d:\d\d)"
 )
 """`RECORD_INSIDE` in the text with the tags taken off, where a \\x01 after a newline stands
-for a tag: a record there is at its line's head."""
+for a tag: a record there is at its line's head. (Its level after a character that is
+neither: one lookbehind per level, not two. The text starts with a newline.)"""
 _FRAME_INSIDE = re.compile(r'"(?<=File ")(?<![\n\x01]  File ")')
 """`FRAME_INSIDE` there, found by its quote (a literal of one character, rarer than `F`)."""
 _USAGE_OR_UVICORN = re.compile(
@@ -79,6 +78,12 @@ _CARET_OR_BARE_RESET = re.compile(r"\[(?:(?<=\^\[\[)|0(?<!\x1b\[0)(?:;0)?m)")
 _TAG_AT = re.compile(r"(?:\x1b\[[0-9;]*m)*(" + TAG + r")(?:\x1b\[[0-9;]*m)*")
 """A row's process tag (coloured or not) and the tag itself, as the plain text has it."""
 _OTHER_AT = re.compile(OTHER_PREFIX_AT_START.pattern.removeprefix("\\n"))
+_FIRST = re.match(r"\\n\(\?=(\[[^\]]*\])\)", OTHER_PREFIX_AT_START.pattern)
+_SAFE = frozenset(
+    c for c in map(chr, range(256)) if _FIRST is not None and not re.match(_FIRST[1], c)
+)
+"""First characters no such wrapper starts with (its lookahead's class, read from it; none
+if it has none): a row that starts with one is not matched."""
 """A wrapper other than a `|` gutter at a row's start (its `$` read as the row's end, so it
 finds a wrapper wherever the joined text's search does, and a lone `>` row more)."""
 _RECORD_HEAD = re.compile(RECORD + r"[ \t]*")
@@ -147,23 +152,25 @@ def _rows(lines: Sequence[str], doc: str) -> tuple[list[str], list[int]] | None:
         misses = compress(count(k + 1), map(not_, map(str.startswith, it, repeat(starts))))
         for k in misses:
             t = lines[k]
-            if t[:2] == "  ":  # a quick row: a wrapper only if a fence follows its indent
+            c = t[:1]
+            if c == " " and t[1:2] == " ":  # quick: a wrapper only if a fence follows the indent
                 if t.lstrip(" \t").startswith(_FENCES):
                     return None
                 continue
-            m = _TAG_AT.match(t) if t[:1] == "(" or t[:1] == "\x1b" else None
-            if m is None:
-                if _OTHER_AT.match(t) is not None:
-                    return None
-            else:
-                tags[m[1]] = None
-                if m[0] not in seen and (t[0] == "\x1b" or t.find(" pid=", 0, 80) >= 0):
-                    if len(seen) == MAX_TAGS:
-                        return None
-                    seen.add(m[0])
-                    starts = (m[0], *starts)
-                    break  # (a quick row: a tag, or a colour code)
-            if k and slow_row(t):  # (a tag row here has its ` pid=` past 80 characters)
+            if c == "(" or c == "\x1b":
+                m = _TAG_AT.match(t)
+                if m is not None:
+                    tags[m[1]] = None
+                    if m[0] not in seen and (c == "\x1b" or t.find(" pid=", 0, 80) >= 0):
+                        if len(seen) == MAX_TAGS:
+                            return None
+                        seen.add(m[0])
+                        starts = (m[0], *starts)
+                        break  # (a quick row: a tag, or a colour code)
+            if c not in _SAFE and _OTHER_AT.match(t) is not None:
+                return None  # (a `{"log"` row too: a quick start, but a wrapper's)
+            # slow, as `slow_row` says: no quick start is left but a colour code's
+            if k and c != "\x1b" and not (c == "(" and " pid=" in t[:80]) and t.strip():
                 slow.append(k)
         else:
             return list(tags), slow

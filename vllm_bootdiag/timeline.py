@@ -45,6 +45,7 @@ _BANNER_CHARS = frozenset(" █▀▄")
 _BANNER_KEYS = ("banner_version", "banner_model")
 BANNER_WORDS = ("version", "model")
 """The word each banner marker's pattern requires (tests/test_timeline_markers.py checks)."""
+_WORD_1, _WORD_2 = BANNER_WORDS
 
 
 class _Compiled(dict[_K, "re.Pattern[str]"]):
@@ -100,7 +101,7 @@ def progress_key(message: str) -> str | None:
     if message[:1] in _BANNER_CHARS:
         # each banner marker ends on its word: a 16 KB run of spaces or block characters
         # without it costs its pattern a backtrack per character (60 us), the test 1 us
-        m = _BANNER.match(message) if any(w in message for w in BANNER_WORDS) else None
+        m = _BANNER.match(message) if _WORD_1 in message or _WORD_2 in message else None
     else:
         prefix = message[:2]
         pattern = _TABLE.get(prefix)

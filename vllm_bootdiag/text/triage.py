@@ -292,8 +292,9 @@ class Tail:
         """Where each candidate line's head starts in `other_text`."""
         starts = self._starts
         if starts is None:
-            lines = self.lines
-            heads = map(len, [lines[i][:SEARCH_WIDTH] for i in self.other[:-1]])
+            # each head's length, in C: min(len(line), SEARCH_WIDTH), and its newline
+            lengths = map(len, map(self.lines.__getitem__, self.other[:-1]))
+            heads = map(min, lengths, repeat(SEARCH_WIDTH))
             starts = self._starts = list(accumulate(map((1).__add__, heads), initial=0))
         return starts
 

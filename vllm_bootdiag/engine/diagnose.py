@@ -256,13 +256,14 @@ def diagnose(
     detected, note = _detect(tail, hint)
     version = detected.version if detected else None
     tokens = tokens_of(tail)
-    found_hits, best = scan(tail, rules.for_version(version), tokens)
+    in_range = rules.for_version(version)
+    found_hits, best = scan(tail, in_range, tokens)
     out_of_range = False
     if version is not None:
         found_hits, out_of_range = _with_out_of_range(
             tail, found_hits, best, rules, version, tokens
         )
-    found_hits = _with_progress(tail, found_hits, rules.for_version(version))
+    found_hits = _with_progress(tail, found_hits, in_range)
     found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)
     facts = timeline.facts(tail)  # the Timeline's events are not kept: not built

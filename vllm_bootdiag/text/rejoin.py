@@ -76,14 +76,13 @@ def _continues(prev: str, row: str) -> bool:
     return end.isalnum() or end in ",;:(-"
 
 
-def _longest_worded(raw: Sequence[str], widths: Sequence[int], width: int) -> int:
+def _longest_worded(raw: Sequence[str], longest: str) -> int:
     """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself (`width` long), so that one is tried before the others
-    are. A quote's `> ` is not inside: a long word the editor could not break stays a row
-    of its own, and a quote puts a space in front of it."""
-    longest = raw[widths.index(width)] if raw else ""
+    often the longest row itself, so that one is tried before the others are. A quote's
+    `> ` is not inside: a long word the editor could not break stays a row of its own,
+    and a quote puts a space in front of it."""
     if " " in longest.lstrip("> \t").rstrip():
-        return width
+        return len(longest)
     return max((len(t) for t in raw if " " in t.lstrip("> \t").rstrip()), default=0)
 
 
@@ -109,13 +108,13 @@ along, built at C speed; `normalize` makes Lines of them, the pipeline reads the
 
 
 def _width_matters(
-    lines: list[Row], slow: list[int], widths: list[int], base: int, width: int, editor: int
+    lines: list[Row], slow: list[int], raw: Sequence[str], base: int, width: int, editor: int
 ) -> bool:
     """Whether a terminal's or an editor's width can decide a join: some slow row's
     predecessor is full (`width` or `editor` long), or the row's first word would not fit
     after it. Where none can, how many rows look wrapped does not matter."""
     for k in slow:
-        w = widths[lines[k - 1][2] - base]
+        w = len(raw[lines[k - 1][2] - base])
         if w in (width, editor):
             return True
         row = lines[k][0]
@@ -142,11 +141,12 @@ def _rejoin(
         slow = _slow_rows(list(map(itemgetter(0), lines)))
     if not slow:
         return lines, set()
-    widths = list(map(len, raw))
-    width = max(widths, default=0)
-    editor = _longest_worded(raw, widths, width)
+    longest = max(raw, key=len, default="")
+    width = len(longest)
+    editor = _longest_worded(raw, longest)
     full = fits = 0
-    if 40 <= editor <= 300 and _width_matters(lines, slow, widths, base, width, editor):
+    if 40 <= editor <= 300 and _width_matters(lines, slow, raw, base, width, editor):
+        widths = list(map(len, raw))
         capped = width <= 300
         for k in range(len(lines) - 1):
             w = widths[lines[k][2] - base]
@@ -162,6 +162,13 @@ def _rejoin(
     soft = not hard and editor <= 200 and fits + full >= 2
     if not hard and not soft and not 40 <= width <= 300:
         width = -1  # no row is full
+    wide = editor if soft else width
+    for k in slow:  # (until a row goes on its predecessor, each predecessor is a row read)
+        prev = lines[k - 1]
+        if _join_kind(prev, lines[k], len(raw[prev[2] - base]), wide, hard, soft)[0]:
+            break
+    else:
+        return lines, set()
     out: list[Row] = []
     ran: set[str] = set()
     done = 0
@@ -170,8 +177,7 @@ def _rejoin(
         done = k + 1
         line = lines[k]
         prev = out[-1]
-        w = widths[prev[2] - base]
-        name, sep = _join_kind(prev, line, w, editor if soft else width, hard, soft)
+        name, sep = _join_kind(prev, line, len(raw[prev[2] - base]), wide, hard, soft)
         if name:
             repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
             text = prev[0] + ("" if sep == "" or prev[0].endswith(" ") else " ") + line[0]
@@ -193,7 +199,7 @@ def _join_kind(
     prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line[1] != prev[2] + 1 or any(r in _LINE_PREFIXES for r in line[3]):
+    if line[1] != prev[2] + 1 or (line[3] and not _LINE_PREFIXES.isdisjoint(line[3])):
         return "", ""
     row, prev_text = line[0], prev[0]
     if prev_width == width and not soft and not _STRONG_START.match(row):

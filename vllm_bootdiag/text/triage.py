@@ -82,19 +82,26 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
 
 
 _CONCERN: dict[tuple[tuple[str, ...], bool], re.Pattern[str]] = {}
-_STAMP = r" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]*\](?: |(?! ))"
+_SOURCE_MAX = 256
+"""The longest record source (`[api_server.py:1043]`) the scan reads; a record whose
+source runs longer is sorted (`sort_line` reads any), so no 16 KB line without a `]` costs
+the scan a pass over it."""
+_STAMP = rf" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\](?: |(?! ))"
 """A record's timestamp and source, and the space after them if there is one."""
 _FRAME_AT = "(?:    |  File )"
 _TORCH_AT = r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d"
 """`_TORCH_WARNING`, as the scan writes it."""
 _SORT_ME = (
     r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
-    r"(?=(?:[.,]\d+)? \[[^\]\n\r]*\])"
+    rf"(?=(?:[.,]\d+)? \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\])"
+    r"|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
+    rf"(?=\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]{{{_SOURCE_MAX + 1}}})"
 )
 """What the scan captures of a line it keeps and cannot call a candidate: a runtime's
-prefix (`sort_line` strips it and reads what follows), or a progress record up to the end
-of its timestamp (the record is `logline.RECORD`'s: its message starts after the first
-`]` past that point, and a space)."""
+prefix (`sort_line` strips it and reads what follows); a progress record up to the end of
+its timestamp, which it then ends with (the record is `logline.RECORD`'s: its message
+starts after the first `]` past that point, and a space); or a record's level whose
+source runs past `_SOURCE_MAX` (sorted: it ends with a space)."""
 
 
 def _any_start(starts: tuple[str, ...]) -> str:
@@ -144,7 +151,7 @@ def _compile(starts: tuple[str, ...], untagged: bool) -> re.Pattern[str]:
         + f"|(?:WARNING|WARN){_STAMP}"
         + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
     )
-    sort_me = _SORT_ME.replace(r"|(?:\(", rf"|(?:{took}\(", 1)
+    sort_me = _SORT_ME.replace(r"|(?:\(", rf"|(?:{took}\(")
     pattern = _CONCERN[(starts, untagged)] = re.compile(
         f"\\n(?:{boring}|(?=({sort_me}|[\\s\\S]))|)"
     )
@@ -174,24 +181,34 @@ def _concerned(
     `strip_wrapping` or the join would move): elsewhere every line is sorted."""
     if not lines:
         return range(0), None
-    if len(joined.doc) > 2**20:  # each line tested: a join copies MBs
-        broken = any("\r" in line or "\n" in line for line in lines)
-    else:  # a one-character test of the joined text runs at memchr speed; a newline
-        broken = "\r" in joined.doc  # inside a line shows as one line start too many
-    if broken:
+    # a one-character test of the joined text runs at memchr speed, and a newline inside a
+    # line shows as one line start too many; past 1 MB each line is tested (no join then)
+    wide = len(joined.doc) > 2**20
+    if any("\r" in line or "\n" in line for line in lines) if wide else "\r" in joined.doc:
         return range(len(lines)), None
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
     untagged = _untagged(joined)
     if untagged is None:
-        codes = _concern(tuple(starts)).findall(joined.plain)
+        pattern, text = _concern(tuple(starts)), joined.plain
     else:  # no tag for the scan to read, line by line
         key = (tuple(starts), True)
-        codes = (_CONCERN.get(key) or _compile(*key)).findall(untagged)
+        pattern, text = _CONCERN.get(key) or _compile(*key), untagged
+    if not wide:
+        codes = pattern.findall(text)
+    else:  # long lines: matched where each starts (`str.find` finds its newline in C),
+        # where a search would step through every character of each one
+        match, find = pattern.match, text.find
+        codes = []
+        at = find("\n")
+        while at >= 0:
+            m = match(text, at)  # (it always matches, maybe capturing nothing)
+            codes.append(m[1] or "" if m is not None else "")
+            at = find("\n", at + 1)
     if len(codes) != len(lines):  # a line holds a newline: no line start is where it was
         return range(len(lines)), None
-    if not lines[-1]:
-        codes[-1] = "\n"  # an empty last line: nothing after it to capture, a candidate
+    if text[-1:] == "\n":  # the last line is empty (or colour codes alone): nothing after
+        codes[-1] = "\n"  # it to capture, and a candidate
     return compress(range(len(lines)), codes), filter(None, codes)
 
 
@@ -240,7 +257,7 @@ class Tail:
             if len(code) == 1:  # the scan read it: a candidate
                 other.append(i)
                 continue
-            if code and progress is not None and not code[0].isdigit():
+            if progress is not None and code[-3:-2] == ":":  # it ends with a timestamp
                 # a progress record, read where the scan left it: `sort_line`'s text (no
                 # colour codes: no CR, no runtime prefix here), message and timestamp
                 line = lines[i]

@@ -210,6 +210,8 @@ class Rule(BaseModel):
         for pattern in self.compiled:
             m = pattern.search(message)
             if m:
+                if not pattern.groupindex:  # no named group: nothing to read (a third of them)
+                    return dict(self.constants)
                 groups = {k: v for k, v in m.groupdict().items() if v is not None}
                 return {**dict(self.constants), **groups} if self.constants else groups
         return None

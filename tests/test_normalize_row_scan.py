@@ -1,0 +1,90 @@
+"""The clean-tail check's first reading, row by row (`text/row_scan.py`).
+
+It answers "clean" (with the rows the rejoin must look at) or "not sure"; where it is not
+sure, the scans of the joined text answer. So it must never call a tail clean that the
+scans call damaged, and it should be the one that answers for vLLM's own tails (that is
+what makes the check cheap).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_bootdiag import logtail
+from vllm_bootdiag.text import damage_check, row_scan
+from vllm_bootdiag.text.joined import Joined
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+LOGS = sorted(CORPUS.glob("*/*.log"))
+
+_TAG = "(APIServer pid=7)"
+_CORE = "(EngineCore_DP0 pid=9)"
+_RECORD = "INFO 11-29 16:19:50 [api_utils.py:347] started"
+_FRAME = '  File "/x/vllm/engine.py", line 3, in run'
+
+
+def _scans(lines: list[str]) -> bool:
+    """The scans' answer alone (the text without its lines: no row reading)."""
+    return damage_check.damaged(Joined.of(lines).doc)
+
+
+def test_vllms_own_tails_are_answered_by_the_rows() -> None:
+    clean = by_rows = 0
+    for log in LOGS:
+        tail = logtail.read_tail(log)
+        if _scans(tail):
+            continue
+        clean += 1
+        slow = row_scan.clean_rows(Joined.of(tail))
+        by_rows += slow is not None
+        if slow is not None:
+            assert slow == row_scan.slow_rows(tail), log.name
+    assert clean > 150
+    assert by_rows >= 0.95 * clean
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [f"{_TAG} {_RECORD}", f"{_TAG} {_CORE}   File \"/x/a.py\", line 1, in f"],
+        [f"{_TAG} {_RECORD}", f"{_TAG} {_CORE} {_RECORD}"],
+        [f"{_TAG} {_RECORD}", f"(Worker pid=3)x{_TAG} {_RECORD}"],
+        [f"{_TAG} {_RECORD}", f"{_TAG} ok {_RECORD}"],
+        [f"{_TAG} {_RECORD}", f"{_TAG} Traceback (most recent call last):", f"{_TAG} x{_FRAME}"],
+        [f"{_TAG} {_RECORD}", f"{_TAG} boot usage: vllm serve"],
+        [f"{_TAG} {_RECORD}", f"{_TAG} ok INFO:     Started server process [1]"],
+        [f"\x1b[0;36m{_TAG}\x1b[0;0m {_RECORD}", f"\x1b[0;36m{_TAG}\x1b[0;0m x{_RECORD}"],
+        [f"{_TAG} {_RECORD}", "    ~~~~^^^^"],
+        [f"{_TAG} {_RECORD}", f"{_TAG}\x01 {_RECORD}"],
+    ],
+)
+def test_a_sign_past_a_rows_tag_is_damage(lines: list[str]) -> None:
+    """Signs after a tag that is not the row's only head (a second tag, text), a fence
+    after an indent, and a text holding the row scan's own stand-in for a tag: the rows
+    are not called clean, and the answer is the scans'."""
+    assert row_scan.clean_rows(Joined.of(lines)) is None
+    assert damage_check.damaged(Joined.of(lines)) == _scans(lines)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [f"{_TAG} {_RECORD}", f"{_CORE} Traceback (most recent call last):", f"{_CORE} {_FRAME}"],
+        [f"{_CORE} ERROR 11-29 16:20:31 [core.py:1] Traceback (most recent call last):",
+         f"{_CORE} ERROR 11-29 16:20:31 [core.py:1] {_FRAME}"],
+        [f"\x1b[0;36m{_TAG}\x1b[0;0m {_RECORD}", f"\x1b[1;36m{_CORE}\x1b[0;0m {_FRAME}"],
+        [_RECORD, "Traceback (most recent call last):", _FRAME, "    raise ValueError(x)"],
+        [f"{_TAG} INFO:     Started server process [1]", "usage: vllm serve [model_tag]"],
+    ],
+)
+def test_vllms_heads_are_clean_by_the_rows(lines: list[str]) -> None:
+    assert not _scans(lines)
+    assert row_scan.clean_rows(Joined.of(lines)) == row_scan.slow_rows(lines)
+
+
+def test_past_the_most_tags_the_scans_answer() -> None:
+    lines = [f"(Worker_{k} pid={k}) {_RECORD}" for k in range(row_scan.MAX_TAGS + 2)]
+    assert row_scan.clean_rows(Joined.of(lines)) is None
+    assert not damage_check.damaged(Joined.of(lines))

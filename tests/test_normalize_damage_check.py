@@ -104,6 +104,13 @@ def _by_rows(lines: list[str]) -> bool:
     got, slow = damage_check.check(Joined.of(lines))
     if slow is not None:
         assert not got and slow == row_scan.slow_rows(lines)
+    joined = Joined.of(lines)
+    rows = row_scan._rows(lines, joined.doc)
+    if rows is not None:  # the tags come off the coloured text as off the plain one
+        plain = joined.plain
+        for tag in rows[0]:
+            plain = plain.replace("\n" + tag + " ", "\n\x01")
+        assert row_scan._untagged(Joined.of(lines), rows[0], rows[2]) == plain
     return got
 
 

@@ -88,3 +88,27 @@ def test_past_the_most_tags_the_scans_answer() -> None:
     lines = [f"(Worker_{k} pid={k}) {_RECORD}" for k in range(row_scan.MAX_TAGS + 2)]
     assert row_scan.clean_rows(Joined.of(lines)) is None
     assert not damage_check.damaged(Joined.of(lines))
+
+
+def test_a_coloured_tails_tags_come_off_as_off_its_plain_text() -> None:
+    """Where only its tags are coloured, a tail's tags are taken off the coloured text: the
+    text is the plain one's with its tags taken off, to the character."""
+    cases = [logtail.read_tail(log) for log in LOGS]
+    cases += [
+        [f"\x1b[0;36m{_TAG}\x1b[0;0m {_RECORD}", f"{_CORE} {_FRAME}", f"\x1b[1;36m{_CORE}\x1b[0;0m x"],
+        [f"\x1b[0;36m{_TAG}\x1b[0;0m {_RECORD}", f"{_TAG} x", f"\x1b[0;36m{_TAG}\x1b[0;0m {_TAG} y"],
+        [f"\x1b[0;36m{_TAG}\x1b[0;0m \x1b[32mINFO\x1b[0m x", f"{_TAG}\x1b[0m y"],
+    ]
+    coloured = 0
+    for lines in cases:
+        joined = Joined.of(lines)
+        rows = row_scan._rows(lines, joined.doc)
+        if rows is None or rows[2] is None or "\x1b" not in joined.doc:
+            continue
+        coloured += 1
+        tags = rows[0]
+        plain = Joined.of(lines).plain
+        for tag in tags:
+            plain = plain.replace("\n" + tag + " ", "\n\x01")
+        assert row_scan._untagged(joined, tags, rows[2]) == plain
+    assert coloured > 20

@@ -9,9 +9,9 @@ DIR's package and this one's, alternating in subprocesses: before/after in one r
 
 Stages, in the order the pipeline runs them: reading a list into the tail
 (`pipeline._lines`), the clean-tail check (`damage_check.damaged`), the per-line
-repairs where it finds damage, the rejoin of wrapped rows, triage (`Tail`) and the
-words `match` reads (`Tail.words`), the check and triage as the pipeline runs them (one
-`Joined` whose colour codes they strip once, `damaged + Tail`); `classify` is the whole.
+repairs where it finds damage, the rejoin of wrapped rows, triage (`Tail`), the check and
+triage as the pipeline runs them (one `Joined` whose colour codes they strip once,
+`damaged + Tail`); `classify` is the whole.
 Each figure is the best of `--repeat` runs per tail, summed (and apart for the coloured
 tails, where the shared strip counts): absolute times depend on the machine, so compare
 stages and shapes within one run (bench_per_line.py gives the ratios to a worker's
@@ -54,7 +54,7 @@ sys.path.insert(0, _SOURCE)
 from vllm_bootdiag import classify, corpus, logtail, pipeline, timeline  # noqa: E402
 from vllm_bootdiag.text import damage_check, normalize  # noqa: E402
 from vllm_bootdiag.text.joined import Joined  # noqa: E402
-from vllm_bootdiag.text.triage import Tail, words_of  # noqa: E402
+from vllm_bootdiag.text.triage import Tail  # noqa: E402
 
 K = logtail.MAX_LINE_CHARS
 RUNS = {"█": "█" * K, "space": " " * K, "9": "9" * K, "(": "(" * K, "`": "`" * K,
@@ -92,7 +92,6 @@ def _stages(raw: Sequence[str]) -> dict[str, Callable[[], object]]:
     rows, _ = normalize.normalize_rows(raw, lookahead=False)
     doc = "\n" + "\n".join(raw)
     texts = [r[0] for r in rows]
-    tail = Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS)
 
     def check_and_tail() -> None:
         """As the pipeline runs them: one `Joined`, its colour codes stripped once."""
@@ -107,7 +106,6 @@ def _stages(raw: Sequence[str]) -> dict[str, Callable[[], object]]:
         "normalize (no rejoin)": lambda: normalize.normalize_rows(raw, lookahead=False),
         "normalize": lambda: normalize.normalize_rows(raw),
         "Tail": lambda: Tail(texts, timeline.progress_key, None, timeline.MESSAGE_STARTS),
-        "Tail.words": lambda: words_of(tail.other_text),
         "damaged + Tail": check_and_tail,
         "classify": lambda: classify(list(raw)),
     }

@@ -104,15 +104,51 @@ def _last_failure(tail: Tail, start: int, end: int) -> int | None:
     return None
 
 
-def _import_lines(tail: Tail) -> list[int]:
-    """Indices of the lines that hold an import-time line (searched once, in the joined
-    text: these lines can be records of any level or raw stderr)."""
+def _first_maybe_failure(tail: Tail) -> int | None:
+    """The first candidate line `_last_failure` may read as a failure (`may_look_like_error`:
+    an error word, colour codes or a long line), None where there is none: no failure line
+    lies before it, so no weak event before it can start a boot."""
+    lines = tail.lines
+    for i in tail.other:
+        if may_look_like_error(lines[i]):
+            return i
+    return None
+
+
+def _offset(tail: Tail, index: int) -> int:
+    """Where the newline before `tail.lines[index]` is in `tail.doc` (its length past the
+    last line), from the nearer end: the lines' lengths summed in C."""
+    lines = tail.lines
+    if 2 * index <= len(lines):
+        return sum(map(len, lines[:index])) + index
+    return len(tail.doc) - sum(map(len, lines[index:])) - (len(lines) - index)
+
+
+def _one_pid_before(doc: str, end: int) -> bool | None:
+    """Whether `doc[:end]` holds an API server's tag (False: none), where every such tag
+    names one pid; None where two pids may differ, or a tag is not closed on its line."""
+    at = doc.find(_API_TAG, 0, end)
+    if at < 0:
+        return False
+    close = doc.find(")", at, end)
+    if close < 0 or "\n" in doc[at:close]:
+        return None
+    if doc.count(_API_TAG, 0, end) != doc.count(doc[at : close + 1], 0, end):
+        return None
+    return True
+
+
+def _import_lines(tail: Tail, first: int = 0, at: int = 0) -> list[int]:
+    """Indices of the lines from `first` on (whose newline is at `at` in the joined text)
+    that hold an import-time line (searched once, in the joined text: these lines can be
+    records of any level or raw stderr)."""
     text = tail.doc
     if len(text) > _WIDE_TEXT:  # messages say what they are up front
         text = "\n".join(["", *(line[:SEARCH_WIDTH] for line in tail.lines)])
+        first, at = 0, 0
     positions: list[int] = []
     for gate, literals in _IMPORT_GATES:
-        pos = text.find(gate)
+        pos = text.find(gate, at)
         while pos >= 0:
             if text.startswith(literals, pos):
                 positions.append(pos)
@@ -121,7 +157,7 @@ def _import_lines(tail: Tail) -> list[int]:
         return positions
     positions.sort()
     found: list[int] = []
-    line, start = -1, 0  # the text starts with the newline before line 0
+    line, start = first - 1, at  # the text holds the newline before line `first` at `at`
     for pos in positions:  # a handful: count the newlines between them in C
         line += text.count("\n", start, pos)
         start = pos
@@ -136,8 +172,40 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     A new boot starts on the line after the previous boot's last busy line (a phase
     past the arguments, or an error), so the platform and argument lines printed
     before the version line stay with the boot they belong to.
+
+    An import line is a weak event: it starts a boot only after a failure line, so the
+    import lines before the first line that may be one are not searched for (a booted log's
+    tail searches none). Such a line can still name an API server's pid, which is read
+    where a server's pid changes; so that search is skipped only where every tag before
+    that line names one pid, and the walk past it holds the pid one of them set.
     """
-    weak = [(i, "import", "", "") for i in _import_lines(tail)]
+    first = _first_maybe_failure(tail)
+    edge = len(tail.lines) if first is None else first
+    # (an import line is no busy line where `phase_of` gives it no phase)
+    if edge > 0 and len(tail.doc) <= _WIDE_TEXT and phase_of.get("import") in _QUIET_PHASES:
+        at = _offset(tail, edge)
+        tagged = _one_pid_before(tail.doc, at)
+        if tagged is not None:
+            found = _walk(tail, phase_of, _import_lines(tail, edge, at), first, edge, tagged)
+            if found is not None:
+                return found
+    found = _walk(tail, phase_of, _import_lines(tail), first, 0, False)
+    assert found is not None  # (tagged=False: the walk never gives up)
+    return found
+
+
+def _walk(
+    tail: Tail,
+    phase_of: dict[str, str | None],
+    imports: list[int],
+    first: int | None,
+    edge: int,
+    tagged: bool,
+) -> Boots | None:
+    """`find`'s walk over the events, where `imports` are the import lines from `edge` on;
+    None where a line before `edge` holds a server's tag and no event before it set the pid
+    (an import line there may have: the caller searches them all)."""
+    weak = [(i, "import", "", "") for i in imports]
     weak += [(i, _RAW_BUSY, "", "") for lit, _p, _d in _RAW_MARKERS for i in tail.find(lit)]
     events = sorted(tail.markers + weak) if weak else tail.markers
     if not events:
@@ -150,7 +218,13 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     pid: str | None = None
     busy: int | None = None
     """The last line of the current boot that shows it got somewhere."""
+    # no failure line lies before `first` (none at all where it is None)
+    after = -1 if first is None else first
     for i, key, message, _ts in events:
+        if tagged and i >= edge:  # the walk leaves the lines whose import lines it skipped
+            if pid is None:
+                return None
+            tagged = False
         found = None
         if versioned and key in _VERSION_KEYS:
             d = versions.detect((message,))
@@ -159,7 +233,7 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
         new = False
         if key in _OPENING_KEYS:
             since = starts[-1] if busy is None else busy
-            failed = _last_failure(tail, since, i) if since < i else None
+            failed = _last_failure(tail, since, i) if since < i and i > after >= 0 else None
             busy = failed if failed is not None else busy
             new = busy is not None if key in _START_KEYS else failed is not None
         other_version = found is not None and version is not None and found != version

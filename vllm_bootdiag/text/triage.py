@@ -40,18 +40,6 @@ must not cost every rule a scan. Rule patterns still run on the whole line."""
 
 
 PROGRESS, CANDIDATE, SKIP = "progress", "candidate", "skip"
-_WORDS = re.compile(r"\w+")
-_NOT_WORD = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(128))
-_NOT_WORD += b" " * 128
-"""Each ASCII byte that `\\w` does not match, mapped to a space."""
-
-
-def words_of(text: str) -> frozenset[str]:
-    """The runs of word characters (`\\w+`) in `text`. ASCII text (nearly every tail's
-    failure lines) is translated and split in C, at half the cost of a `findall`."""
-    if text.isascii():
-        return frozenset(text.encode("ascii").translate(_NOT_WORD).decode("ascii").split())
-    return frozenset(_WORDS.findall(text))
 
 
 def sort_line(line: str) -> tuple[str, str, int, str | None]:
@@ -222,7 +210,6 @@ class Tail:
         "_other_text",
         "_parsed",
         "_starts",
-        "_words",
         "lines",
         "markers",
         "other",
@@ -283,7 +270,6 @@ class Tail:
         self._starts: list[int] | None = None
         self._parsed: dict[int, logline.LogLine] = {}
         self._found: dict[str, list[int]] = {}
-        self._words: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -314,14 +300,6 @@ class Tail:
             heads = map(min, lengths, repeat(SEARCH_WIDTH))
             starts = self._starts = list(accumulate(map((1).__add__, heads), initial=0))
         return starts
-
-    @property
-    def words(self) -> frozenset[str]:
-        """The whole words (runs of word characters) of the candidate-failure text that
-        `find` searches: one scan, then a literal whose inner word is missing is skipped."""
-        if self._words is None:
-            self._words = words_of(self.other_text)
-        return self._words
 
     def find(self, literal: str) -> list[int]:
         """Indices of the candidate-failure lines that contain `literal`, in order."""

@@ -120,7 +120,9 @@ def run(
     """The pipeline after reading: `raw` is the tail, `first_line` its first line's number
     in the original input; `lookahead=False` for a stream (no rejoining of lines)."""
     joined: Joined | None = Joined.of(raw)  # the clean-tail check's and triage's text
-    lines, repairs = normalize_rows(raw, first_line=first_line, lookahead=lookahead, joined=joined)
+    lines, repairs = normalize_rows(
+        raw, first_line=first_line, lookahead=lookahead, joined=joined, rows_if_clean=False
+    )
     texts: Sequence[str] = raw  # no repair ran: the rows are the lines read, in order
     numbers: Sequence[int] = range(first_line, first_line + len(raw))
     if repairs:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .joined import Joined
-from .rejoin import Row, _rejoin
+from .rejoin import ReadRows, Row, _rejoin
 from .tail import DEFAULT_LINES
 from .wrappers import (
     FENCE,
@@ -189,20 +189,29 @@ def normalize_rows(
     first_line: int = 1,
     lookahead: bool = True,
     joined: Joined | None = None,
+    rows_if_clean: bool = True,
 ) -> tuple[list[Row], tuple[str, ...]]:
     """`normalize`, with each line as a Row (what the pipeline reads). `joined` is `raw`
-    joined, when the caller hands it on to triage (one colour-code strip for both)."""
+    joined, when the caller hands it on to triage (one colour-code strip for both).
+    `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
+    caller that then reads `raw` itself."""
     ran: set[str] = set()
     damaged, slow = _check(joined if joined is not None else Joined.of(raw))
     if not damaged:
+        if lookahead and len(raw) > 1 and slow != []:  # (only a slow row can go on another)
+            joins, rejoins = _rejoin(ReadRows(raw, first_line), raw, first_line, slow)
+            if rejoins:
+                return list(joins), tuple(s.name for s in STEPS if s.name in rejoins)
+        if not rows_if_clean:
+            return [], ()
         numbers = range(first_line, first_line + len(raw))
-        lines: list[Row] = list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True))
-    else:
-        lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
+        return list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True)), ()
+    lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
     if lookahead and len(lines) > 1:
-        lines, rejoins = _rejoin(lines, raw, first_line, slow)
+        joins, rejoins = _rejoin(lines, raw, first_line)
+        lines = list(joins) if rejoins else lines
         ran.update(rejoins)
-        if damaged and any(row[0].startswith(_JSON_STARTS) for row in lines):
+        if any(row[0].startswith(_JSON_STARTS) for row in lines):
             lines = _json_records(lines, raw, first_line, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
 

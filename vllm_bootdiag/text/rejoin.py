@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
+from typing import overload
 
 from .collapsed import EXCEPTION as _EXC
 from .damage_check import HEAD as _HEAD
@@ -108,7 +109,7 @@ along, built at C speed; `normalize` makes Lines of them, the pipeline reads the
 
 
 def _width_matters(
-    lines: list[Row], slow: list[int], raw: Sequence[str], base: int, width: int, editor: int
+    lines: Sequence[Row], slow: list[int], raw: Sequence[str], base: int, width: int, editor: int
 ) -> bool:
     """Whether a terminal's or an editor's width can decide a join: some slow row's
     predecessor is full (`width` or `editor` long), or the row's first word would not fit
@@ -123,9 +124,34 @@ def _width_matters(
     return False
 
 
+class ReadRows(Sequence[Row]):
+    """A clean tail's rows, each made when read (`raw[k]`, numbered from `base`): the rejoin
+    reads a few of them, and copies them all only once a row goes on its predecessor."""
+
+    __slots__ = ("base", "raw")
+
+    def __init__(self, raw: Sequence[str], base: int) -> None:
+        self.raw = raw
+        self.base = base
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    @overload
+    def __getitem__(self, k: int) -> Row: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[Row]: ...
+    def __getitem__(self, k: int | slice) -> Row | list[Row]:
+        raw, base = self.raw, self.base
+        if isinstance(k, slice):
+            return [(raw[i], base + i, base + i, ()) for i in range(len(raw))[k]]
+        i = range(len(raw))[k]
+        return raw[i], base + i, base + i, ()
+
+
 def _rejoin(
-    lines: list[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
-) -> tuple[list[Row], set[str]]:
+    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+) -> tuple[Sequence[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
     A terminal wraps at exactly its width W (the longest row): a row of W characters

@@ -144,6 +144,14 @@ def adversarial_shapes() -> dict[str, list[str]]:
         **{f"{r[:8]!r} runs{' behind a gutter' if pre else ''}": [pre + (r * 8192)[:16380]] * 400
            for r in ("\x1b[0m", "> ", "Error: ", "^[[", "ERROR 01-02 03:04:05 [")
            for pre in ("", "  | ")},
+        # runs of mixed colour codes, of stamps closed once, led by `]`, of `INFO` stamps,
+        # of a frame's `  File "` and of quote markers (16 KB, or one past it: cut)
+        "mixed codes": [("\x1b[1m\x1b[0;36m\x1b[32m\x1b[0m" * 700)[:16384]] * 400,
+        "stamps+]": ["ERROR 01-02 03:04:05 [" * 745 + "]"] * 400,
+        "]stamps": ["]" + ("ERROR 01-02 03:04:05 [" * 745)[:16383]] * 400,
+        "INFO stamps": [("INFO 01-02 03:04:05 [" * 780)[:16384]] * 400,
+        "'  File \"' runs": [('  File "' * 2100)[:16384]] * 400,
+        "quote >": ["> " * 8192] * 400,
     }  # fmt: skip
 
 

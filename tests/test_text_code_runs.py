@@ -4,6 +4,8 @@ give what the pattern gives, on any mix of codes, broken codes and text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import regex
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +30,42 @@ def _long(pieces: list[str]) -> st.SearchStrategy[str]:
 
 @given(_long(_ESC_PIECES) | st.lists(st.sampled_from(_ESC_PIECES), max_size=30).map("".join))
 def test_strip_codes_is_the_pattern(text: str) -> None:
+    assert logline.strip_codes(text) == logline.ANSI.sub("", text)
+
+
+@given(
+    st.text(alphabet="ab [m0;", max_size=40),
+    st.lists(st.sampled_from(_ESC_PIECES), min_size=1, max_size=12).map("".join),
+    st.integers(min_value=0, max_value=600),
+    st.sampled_from(["", "\x1b", "\x1b[", "\x1b[0m", "x", "\x1b[1"]),
+)
+def test_a_repeated_unit_of_codes_comes_off_as_the_pattern_takes_it(
+    before: str, unit: str, cut: int, after: str
+) -> None:
+    text = before + (unit * (2048 // len(unit) + 2))[: 2048 + cut] + after
+    assert logline.strip_codes(text) == logline.ANSI.sub("", text)
+
+
+def test_repeated_units_of_codes_are_cut_as_the_pattern_cuts_them() -> None:
+    units = ["\x1b[1m\x1b[0;36m\x1b[32m\x1b[0m", "\x1b[0m", "\x1b[1", "x\x1b[", "\x1b[0;3", "\x1b"]
+    units += ["\x1b[1mab", "\x1b[1m\x1b", "\x1b[0m[1m", "\x1b[0;36mINFO 01-02 03:04:05 [a.py:1] up "]
+    for unit in units:
+        for line in ((unit * 8192)[:16384], "(EngineCore pid=1) " + (unit * 800)[:16001] + "1m"):
+            for text in (line, "\n".join(["", *[line] * 9]), "\n".join([line] * 9) + "\n" + line[:99]):
+                assert logline.strip_codes(text) == logline.ANSI.sub("", text)
+
+
+@given(
+    st.lists(st.sampled_from(_ESC_PIECES), min_size=1, max_size=12).map("".join),
+    st.integers(min_value=2, max_value=9),
+    st.sampled_from(["", "\n"]),
+    st.sampled_from(["", "\x1b", "\x1b[", "\x1b[0m", "x\n", "\x1b[1"]),
+)
+def test_a_line_over_and_over_loses_its_codes_as_the_pattern_takes_them(
+    piece: str, lines: int, before: str, after: str
+) -> None:
+    line = (piece * (1100 // len(piece) + 1))[:1100]
+    text = before + "\n".join([line] * lines) + after
     assert logline.strip_codes(text) == logline.ANSI.sub("", text)
 
 
@@ -56,3 +94,16 @@ def test_the_shortcuts_answer_runs_of_codes_and_of_broken_ones() -> None:
 def test_a_record_source_is_read_without_its_brackets() -> None:
     assert logline.split("INFO 01-02 03:04:05 [api_server.py:12] up")[4] == "api_server.py:12"
     assert logline.split("ERROR 01-02 03:04:05 [" * 700)[2] is None
+
+
+def test_corpus_lines_and_runs_of_them_lose_their_codes_as_the_pattern_takes_them() -> None:
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    coloured = [p for p in sorted(corpus.glob("*/*.log")) if "\x1b" in p.read_text("utf-8", "replace")]
+    assert coloured
+    for log in coloured:
+        text = log.read_text("utf-8", "replace")
+        assert logline.strip_codes(text) == logline.ANSI.sub("", text)
+        for line in text.splitlines():
+            if "\x1b" in line:
+                for run in (line, line * (1024 // len(line) + 1), "x" + line * 64):
+                    assert logline.strip_codes(run) == logline.ANSI.sub("", run)

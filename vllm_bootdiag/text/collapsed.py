@@ -72,15 +72,28 @@ is not this record (a banner's blank row is a line of its own)."""
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)
 
 
+def _record_end(text: str) -> int:
+    """Where the last record in `text` may end: after its last `]` with a digit before it
+    (`\\d` is one of `str.isdigit`'s). Eight `]` without one are stepped over at most,
+    then the next `]` is taken as it is: the end of its run, at memchr speed."""
+    end = text.rfind("]")
+    for _ in range(8):
+        if end <= 0 or text[end - 1].isdigit():
+            break
+        end = text.rfind("]", 0, end)
+    return end + 1
+
+
 class _Starts:
     """The starts in one line, found from a position on. Each kind's next match is kept:
     positions only grow, so each kind's search runs over the line once."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.record_end = text.rfind("]") + 1
-        """A record ends with its source's `]`: none is searched for past the last one (a
-        16 KB run of `ERROR 01-02 03:04:05 [` has 745 stamps, each a stop, and no `]`)."""
+        self.record_end = _record_end(text)
+        """A record ends with its source's `:N]`: none is searched for past the last `]`
+        after a digit (a 16 KB run of `ERROR 01-02 03:04:05 [` has 745 stamps, each a stop,
+        and no `]`, or one after the last `[`)."""
         self.found: list[tuple[int, int] | None] = [(-1, -1)] * len(_KINDS)
         self.live = list(range(len(_KINDS)))
         """The kinds still found further on: one found no more is not looked at again

@@ -1,0 +1,62 @@
+"""A line is searched for records only up to its last `]` after a digit (a record's source
+ends `:N]`): the cuts must be those of a search up to its last `]`, on corpus lines, their
+collapsed copies and long lines of stamps, brackets and records spliced together."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vllm_bootdiag import logtail
+from vllm_bootdiag.text import collapsed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
+import damages
+
+LOGS = sorted((Path(__file__).resolve().parent.parent / "corpus").glob("*/*.log"))
+
+
+def _cut_up_to_the_last_bracket(line: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    with monkeypatch.context() as m:
+        m.setattr(collapsed, "_record_end", lambda text: text.rfind("]") + 1)
+        return collapsed.split_collapsed(line)
+
+
+def test_corpus_lines_and_their_collapsed_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    cut = 0
+    for log in LOGS[::2]:
+        tail = logtail.read_tail(log)
+        for line in [*tail, *damages.BY_NAME["collapse"].apply(list(tail))]:
+            got = collapsed.split_collapsed(line)
+            assert got == _cut_up_to_the_last_bracket(line, monkeypatch), line[:200]
+            cut += got is not None
+    assert cut > 50
+
+
+_PIECES = (
+    "ERROR 01-02 03:04:05 [", "INFO 01-02 03:04:05.5 [", "]", "[", "1]", ":1]", "a]", "x", " ",
+    "[a.py:1]", "[a.py:12] ", "INFO 11-29 17:04:04 [core.py:12] m ", "(EngineCore pid=1) ",
+    "Traceback (most recent call last): ", 'File "/x/y.py", line 3, in f ', "\u0663]", "\u00b2]",
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=30), st.integers(1, 60))
+def test_lines_of_stamps_and_brackets(pieces: list[str], times: int) -> None:
+    line = "".join(pieces) * times
+    with pytest.MonkeyPatch.context() as m:
+        got = collapsed.split_collapsed(line)
+        assert got == _cut_up_to_the_last_bracket(line, m)
+
+
+def test_long_runs_of_stamps() -> None:
+    for line in ("ERROR 01-02 03:04:05 [" * 745 + "]", "]" + "ERROR 01-02 03:04:05 [" * 745):
+        assert collapsed._record_end(line) == 0 or line[0] == "]"
+    with pytest.MonkeyPatch.context() as m:
+        for run in ("[a.py:1]", "a]" * 9 + "[a.py:1]", "]" * 20):
+            line = "INFO 01-02 03:04:05 [" * 700 + run
+            assert collapsed.split_collapsed(line) == _cut_up_to_the_last_bracket(line, m)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
+import regex
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -25,6 +26,25 @@ _DETECTORS = (
     # The ASCII-art banner (0.2x+): block characters, then `version 0.32.0`.
     Lazy(r"[█▀▄]\s+version\s+" + _VERSION + r"\s*$"),
 )
+_NEEDS = ("vLLM API server version ", "LLM engine (", "vLLM ", "version")
+"""A literal each of `_DETECTORS` cannot match without: a line that lacks it is not
+searched by that pattern."""
+_BANNER_AT = Lazy(r"(?<=[█▀▄]\s+)version\s+" + _VERSION + r"\s*$")
+"""The banner's detector, matched where `version` starts (its block characters looked
+behind): the search tries every block character of the banner, this each `version`."""
+
+
+def _banner(line: str) -> regex.Match[str] | None:
+    """`_DETECTORS[-1].search(line)`'s version: the match starts at the block character
+    whose whitespace ends at a `version`, so trying each `version` from the left finds
+    the same match's group (only the start differs)."""
+    at = line.find("version")
+    while at >= 0:
+        m = _BANNER_AT.match(line, at)
+        if m is not None:
+            return m
+        at = line.find("version", at + 1)
+    return None
 
 
 class Detected(NamedTuple):
@@ -70,8 +90,10 @@ def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
     for number, line in enumerate(lines, start=1):
         if "version" not in line and "LLM engine" not in line:
             continue
-        for pattern in _DETECTORS:
-            m = pattern.search(line)
+        for k, need in enumerate(_NEEDS):
+            if need not in line:
+                continue
+            m = _DETECTORS[k].search(line) if k < 3 else _banner(line)
             if m:
                 v = parse_version(m["version"])
                 if v is not None:

@@ -1,6 +1,7 @@
 """A line is searched for records only up to its last `]` after a digit (a record's source
-ends `:N]`): the cuts must be those of a search up to its last `]`, on corpus lines, their
-collapsed copies and long lines of stamps, brackets and records spliced together."""
+ends `:N]`), and for a kind of start only where a character its match holds is left: the
+cuts must be those of the searches without these shortcuts, on corpus lines, their
+collapsed copies and long lines of stamps, brackets, records and starts spliced together."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ LOGS = sorted((Path(__file__).resolve().parent.parent / "corpus").glob("*/*.log"
 def _cut_up_to_the_last_bracket(line: str, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as m:
         m.setattr(collapsed, "_record_end", lambda text: text.rfind("]") + 1)
+        m.setattr(collapsed, "_HOLDS", ("",) * len(collapsed._KINDS))
         return collapsed.split_collapsed(line)
 
 
@@ -41,6 +43,7 @@ _PIECES = (
     "ERROR 01-02 03:04:05 [", "INFO 01-02 03:04:05.5 [", "]", "[", "1]", ":1]", "a]", "x", " ",
     "[a.py:1]", "[a.py:12] ", "INFO 11-29 17:04:04 [core.py:12] m ", "(EngineCore pid=1) ",
     "Traceback (most recent call last): ", 'File "/x/y.py", line 3, in f ', "\u0663]", "\u00b2]",
+    "usage: vllm serve ", "INFO:     ", '"', "(", "u", 'File "', "Traceback (most recent call last):",
 )  # fmt: skip
 
 

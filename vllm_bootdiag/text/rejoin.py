@@ -8,6 +8,7 @@ what the clean-tail check found) are looked at, in one forward pass.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import overload
@@ -82,9 +83,21 @@ def _longest_worded(raw: Sequence[str], longest: str) -> int:
     often the longest row itself, so that one is tried before the others are. A quote's
     `> ` is not inside: a long word the editor could not break stays a row of its own,
     and a quote puts a space in front of it."""
-    if " " in longest.lstrip("> \t").rstrip():
+    if _worded(longest):
         return len(longest)
-    return max((len(t) for t in raw if " " in t.lstrip("> \t").rstrip()), default=0)
+    return max((len(t) for t in raw if _worded(t)), default=0)
+
+
+_QUOTE_LEAD = re.compile(r"[> \t]*")
+
+
+def _worded(t: str) -> bool:
+    """`" " in t.lstrip("> \t").rstrip()`: a space past the quote markers and before the
+    last word. (`lstrip` with a set of three looks each character up in the set: 16 KB of
+    `> ` cost it 0.2 ms a row; the pattern runs them through at C speed.)"""
+    lead = _QUOTE_LEAD.match(t)  # (always matches: `[> \t]*`)
+    p = t.find(" ", lead.end() if lead else 0)  # (the first space is in, if any is)
+    return p >= 0 and not t[p:].isspace()
 
 
 _ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")

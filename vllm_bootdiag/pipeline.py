@@ -51,6 +51,8 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
         log = text_tail.decode(bytes(log))
     if isinstance(log, str):
         text, first = _cut_text(log, lines)
+        if "\x00" in text:  # dropped, as the file reader and a list's lines drop them
+            text = text.replace("\x00", "")
         kept = logtail.split_lines(text, None)
         return kept[-lines:], first + max(len(kept) - lines, 0)
     if isinstance(log, (list, tuple)):

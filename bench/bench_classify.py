@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import tempfile
 import time
@@ -121,6 +122,16 @@ def bench_big_input(log: Path) -> None:
 _ROUTE = "(APIServer pid=1) INFO 11-29 16:19:50 [launcher.py:46] Route: /v1/models, Methods: GET "
 
 
+_MIXED = "\x1b[1m\x1b[0;36m\x1b[32m\x1b[0m"
+_CODES = ("\x1b[1m", "\x1b[0;36m", "\x1b[32m", "\x1b[0m", "\x1b[2K", "\x1b[1;31m", "\x1b[?25l")
+
+
+def _random_codes() -> list[str]:
+    """400 different 16 KB lines of colour and cursor codes in a seeded random order."""
+    rng = random.Random(7)
+    return ["".join(rng.choices(_CODES, k=3000))[:16384] for _ in range(400)]
+
+
 def adversarial_shapes() -> dict[str, list[str]]:
     """The issue's bound: no tail of <= 400 lines x 16 KB over 50 ms. Every run of
     tests/test_rule_linear.py after a record, and every corpus line padded with one of
@@ -147,6 +158,9 @@ def adversarial_shapes() -> dict[str, list[str]]:
         # runs of mixed colour codes, of stamps closed once, led by `]`, of `INFO` stamps,
         # of a frame's `  File "` and of quote markers (16 KB, or one past it: cut)
         "mixed codes": [("\x1b[1m\x1b[0;36m\x1b[32m\x1b[0m" * 700)[:16384]] * 400,
+        "mixed codes, each line shifted": [(_MIXED * 820)[k % 17 : 16384 + k % 17]
+                                           for k in range(400)],
+        "random codes": _random_codes(),
         "stamps+]": ["ERROR 01-02 03:04:05 [" * 745 + "]"] * 400,
         "]stamps": ["]" + ("ERROR 01-02 03:04:05 [" * 745)[:16383]] * 400,
         "INFO stamps": [("INFO 01-02 03:04:05 [" * 780)[:16384]] * 400,

@@ -121,13 +121,19 @@ class BootWatcher:
         """Add one line; return a Diagnosis the first time the boot has ended. A line read
         as bytes (a pipe opened without text=True) is decoded as a log file is."""
         try:
-            plain = "\n" not in line and "\r" not in line and len(line) <= _MAX_LINE
+            plain = (
+                "\n" not in line
+                and "\r" not in line
+                and "\x00" not in line
+                and len(line) <= _MAX_LINE
+            )
         except TypeError:  # bytes, or not text at all: no cost to a str line
             if not isinstance(line, (bytes, bytearray)):
                 raise TypeError(f"feed() takes a line of text, not {type(line).__name__}") from None
             return self.feed(logtail.decode(bytes(line)))
-        if not plain:
-            for part in logtail.split_lines(line, None) or [""]:
+        if not plain:  # NULs dropped, as classify drops them (the line is read without)
+            text = line.replace("\x00", "") if "\x00" in line else line
+            for part in logtail.split_lines(text, None) or [""]:
                 result = self._feed_one(part)
                 if result is not None:
                     return result

@@ -4,6 +4,7 @@ give what the pattern gives, on any mix of codes, broken codes and text."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import regex
@@ -107,3 +108,17 @@ def test_corpus_lines_and_runs_of_them_lose_their_codes_as_the_pattern_takes_the
             if "\x1b" in line:
                 for run in (line, line * (1024 // len(line) + 1), "x" + line * 64):
                     assert logline.strip_codes(run) == logline.ANSI.sub("", run)
+
+
+def test_a_long_joined_tail_loses_its_codes_line_by_line_as_the_pattern_takes_them() -> None:
+    from vllm_bootdiag.text.joined import Joined
+
+    rng = random.Random(3)
+    unit = "\x1b[1m\x1b[0;36m\x1b[32m\x1b[0m"
+    pieces = [*_ESC_PIECES, "\x1b[1", "x\x1b[0;3"]
+    shifted = [(unit * 820)[k % 17 : 16384 + k % 17] for k in range(70)]
+    mixed = ["".join(rng.choices(pieces, k=9000))[:16384] for _ in range(70)]
+    for lines in (shifted, mixed, [*shifted[:30], "", "\x1b[", "m", *mixed[:40]]):
+        joined = Joined.of(lines)
+        assert len(joined.doc) >= 2**20
+        assert joined.plain == logline.ANSI.sub("", joined.doc)

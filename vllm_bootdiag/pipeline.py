@@ -75,7 +75,15 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
     except TypeError:  # lines read as bytes (a pipe opened in binary), or not text at all
         kept = [_text(x) for x in kept]
         broken, longest, flat = _damage(kept)
-    if broken or longest > logtail.MAX_LINE_CHARS:
+    if not broken and longest > logtail.MAX_LINE_CHARS:
+        # Lines with no line end in them, only overlong: each cut as a split would cut it
+        # (joining and splitting 400 lines of 16 KB costs 13 ms). A split drops the "" after
+        # a last newline, so a last empty line goes here too.
+        kept = [s[: logtail.MAX_LINE_CHARS] for s in kept]
+        if kept[-1] == "":
+            kept.pop()
+        return kept, first
+    if broken:
         # An element is one line as a worker kept it, with its newline (`for line in
         # proc.stdout`) or without: joined as the file held them, never a blank line between.
         if flat is not None and all(map(str.endswith, kept, repeat("\n"))):

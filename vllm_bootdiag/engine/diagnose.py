@@ -95,10 +95,15 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
     fallback: int | None = None
     echo: int | None = None
     lines = tail.lines
+    # Where the check made each line without its codes, that text is tested: the message
+    # `head` reads is part of it, so where it holds no error word neither does the message
+    # (a 16 KB line of colour codes is not stripped a second time to find that out).
+    tested = tail.plain_lines or lines
+    may_look_like_error = outcomes.lifecycle.may_look_like_error
     for i in range(len(tail) - 1, -1, -1):
-        raw = lines[i]
-        if not outcomes.lifecycle.may_look_like_error(raw):
+        if not may_look_like_error(tested[i]):
             continue  # neither an error record nor error-looking: not worth parsing
+        raw = lines[i]
         head = logline.head(raw)  # what `tail.parsed(i)` reads, without its LogLine
         msg = head.text[head.start :].strip()
         if not msg:

@@ -20,13 +20,16 @@ class Joined:
     start where `doc` has it, and each line is what `logline.strip_wrapping` leaves of
     its colour codes."""
 
-    __slots__ = ("_plain", "doc", "lines", "untagged")
+    __slots__ = ("_plain", "doc", "lines", "plain_lines", "untagged")
 
     def __init__(self, doc: str, lines: Sequence[str] | None = None) -> None:
         self.doc = doc
         self.lines = lines
         """The lines joined, when known: where each starts in `doc` follows from them."""
         self._plain: str | None = None
+        self.plain_lines: list[str] | None = None
+        """Each line without colour codes, where `plain` was made line by line (a long
+        tail): what a later stage reads of a line instead of stripping it again."""
         self.untagged: tuple[str, tuple[str, ...]] | None = None
         """`plain` with each of the process tags (the second item) and its space taken off
         every line that starts with it, `\\x01` in their place (`row_scan.clean_rows` makes
@@ -53,7 +56,8 @@ class Joined:
             if "\x1b" not in doc:
                 self._plain = doc
             elif self.lines is not None and len(doc) >= 2**20:  # (a code holds no newline)
-                self._plain = "\n".join(["", *map(strip_codes, self.lines)])
+                self.plain_lines = list(map(strip_codes, self.lines))
+                self._plain = "\n".join(["", *self.plain_lines])
             else:
                 self._plain = strip_codes(doc)
         return self._plain

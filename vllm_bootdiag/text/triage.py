@@ -291,6 +291,12 @@ class Tail:
             self._joined = Joined.of(self.lines)
         return self._joined.doc
 
+    @property
+    def plain_lines(self) -> list[str] | None:
+        """Each line without colour codes, when the clean-tail check made them (a long
+        tail's, see `Joined.plain_lines`); None otherwise."""
+        return self._joined.plain_lines if self._joined is not None else None
+
     def _line_starts(self) -> list[int]:
         """Where each candidate line's head starts in `other_text`."""
         starts = self._starts

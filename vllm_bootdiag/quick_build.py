@@ -302,22 +302,14 @@ def _template(cls: type[BaseModel]) -> _Template | None:
 def construct(cls: type[M], values: dict[str, Any]) -> M:
     """`cls.model_construct(**values)` for values already valid, at a fraction of its cost
     (a copy of the model's field layout, updated): `values` becomes the model's dict."""
-    template = _TEMPLATES.get(cls, _UNSEEN)
-    if template is _UNSEEN:
-        template = _template(cls)
+    found = _TEMPLATES.get(cls, _UNSEEN)
+    template: _Template | None = _template(cls) if found is _UNSEEN else found
     if template is None:
         return cls.model_construct(**values)
     keys = values.keys()
     if keys != template.fields and not (keys <= template.fields and template.must_give <= keys):
         return cls.model_construct(**values)
-    m = cls.__new__(cls)
-    d = template.values.copy()
-    d.update(values)  # a key already there keeps its place: the field order
-    _set(m, "__dict__", d)
-    _set(m, "__pydantic_fields_set__", set(values))
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
+    return template.make(cls, values)
 
 
 _UNSEEN: Any = object()

@@ -63,3 +63,37 @@ def test_long_runs_of_stamps() -> None:
         for run in ("[a.py:1]", "a]" * 9 + "[a.py:1]", "]" * 20):
             line = "INFO 01-02 03:04:05 [" * 700 + run
             assert collapsed.split_collapsed(line) == _cut_up_to_the_last_bracket(line, m)
+
+
+def test_a_short_stretch_is_searched_by_the_dash() -> None:
+    """A `]` near the start of a 16 KB line dense in dashes leaves a short stretch to search
+    for a record: the count of its dashes (which picks the colon-led search) is not made."""
+    line = "]" + ("ERROR 01-02 03:04:05 [" * 745)[:16383]
+    starts = collapsed._Starts(line)
+    assert starts.next(0) is None
+    assert "by_colon" not in vars(starts)  # (a cached_property: made only when read)
+    long_stretch = collapsed._Starts(line + "[a.py:1]")
+    long_stretch.next(0)
+    assert "by_colon" in vars(long_stretch)
+
+
+_NEAR_START = ("]", "1]", ":1]", "[a.py:1]", "INFO 11-29 17:04:04 [core.py:12] m ", "(x pid=1) ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(("ERROR 01-02 03:04:05 [", "INFO 01-02 03:", "01-", "-")),
+    st.integers(60, 800),
+    st.lists(st.tuples(st.sampled_from(_NEAR_START), st.integers(0, 1100)), max_size=4),
+)
+def test_dense_dashes_cut_alike_however_far_the_last_bracket(
+    pad: str, times: int, splices: list[tuple[str, int]]
+) -> None:
+    """Whichever search a stretch gets (the dash's for a short one, the colon's for a long
+    one in a line dense in dashes), the cuts are the one alternation's (the long way)."""
+    from test_normalize_collapsed import reference
+
+    line = pad * times
+    for piece, at in splices:
+        line = line[:at] + piece + line[at:]
+    assert collapsed.split_collapsed(line) == reference(line)

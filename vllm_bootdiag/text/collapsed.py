@@ -116,7 +116,10 @@ class _Starts:
             return None
         if _HOLDS[k] and text.find(_HOLDS[k], pos) < 0:
             return None
-        by_colon = pattern is _RECORD and self.by_colon
+        stop = self.record_end if pattern is _RECORD else len(text)
+        # (a short stretch is searched by the dash: the count that picks the colon costs a
+        # 16 KB line more than the stretch, as a `]` near its start leaves one)
+        by_colon = pattern is _RECORD and stop - pos >= 1024 and self.by_colon
         if by_colon:
             pattern = _record_by_second_colon()
         if pattern is _FRAME and len(text) >= 1024:
@@ -124,7 +127,6 @@ class _Starts:
             if end is None:
                 return None
             pos = max(pos, end.start() - 406)  # a frame's `", line ` is within 406 of it
-        stop = self.record_end if _KINDS[k] is _RECORD else len(text)
         m = pattern.search(text, pos, stop)
         while m is not None:
             at = m.start()

@@ -1,0 +1,122 @@
+"""Shortcuts taken for 400 x 16 KB tails (bench_classify's shapes), each held to the long
+way it stands for: the rejoin's error tests in a cheaper order, and the clean-tail check's
+records found in one scan of the text, not one per level."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vllm_bootdiag.text import damage_check, rejoin
+from vllm_bootdiag.text.collapsed import EXCEPTION
+from vllm_bootdiag.text.damage_check import HEAD
+
+_PYDANTIC_HEAD = re.compile(r"\d+ validation errors? for [\w.]+$")
+
+
+def _is_error_long_way(text: str) -> bool:
+    """`rejoin._is_error` as it first read: the pydantic head searched for first."""
+    head = HEAD.match(text)
+    msg = text[head.end() :] if head is not None else text
+    if rejoin._PYDANTIC_HEAD.search(msg):
+        return False
+    level = head["level"] if head is not None else None
+    return bool(EXCEPTION.match(msg)) or level in ("ERROR", "CRITICAL")
+
+
+def _continues_long_way(prev: str, row: str) -> bool:
+    if rejoin._START.match(row) or " " not in row.strip() or not _is_error_long_way(prev):
+        return False
+    if row[:1].islower() or rejoin._CONTINUES.match(row):
+        return True
+    end = prev.rstrip()[-1:]
+    return end.isalnum() or end in ",;:(-"
+
+
+_PIECES = (
+    "ERROR 01-02 03:04:05 [a.py:1] ", "CRITICAL 01-02 03:04:05 [a.py:1] ", "INFO 01-02 03:04:05 [",
+    "(EngineCore pid=1) ", "ValueError: ", "torch.OutOfMemoryError: ", "KeyboardInterrupt: ",
+    "SystemExit: ", "2 validation errors for Config", "1 validation error for x.Y", "Error",
+    "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt", "]", ":", ",", "(", " ", "  ", "x",
+    "a.b.", "Try ", "and ", "\x1b[0;36m", "\x1b[0m", "%|", "Traceback (most recent call last):",
+)  # fmt: skip
+_TEXT = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT, _TEXT, st.integers(0, 3))
+def test_the_error_tests_answer_as_the_long_way(prev: str, row: str, pad: int) -> None:
+    """The same answers in the cheaper order; and an error line always holds an error
+    word, so the words are a sound prefilter (a long row skips them)."""
+    prev += "x" * (pad * 400)
+    assert rejoin._is_error(prev) == _is_error_long_way(prev)
+    assert rejoin._continues(prev, row) == _continues_long_way(prev, row)
+    if rejoin._is_error(prev):
+        assert rejoin._has_error_word(prev)
+
+
+def test_a_long_row_of_stamps_costs_no_searches_of_the_words() -> None:
+    """`]` then 16 KB of `ERROR 01-02 03:04:05 [`: not an error line (no record at its head,
+    and an exception's name starts with a letter), told without the exception's match, the
+    pydantic search or `_START`, which run only after `_is_error` holds."""
+    row = "]" + ("ERROR 01-02 03:04:05 [" * 745)[:16383]
+    calls: list[str] = []
+
+    class Spy:
+        def __init__(self, name: str, pattern: object) -> None:
+            self.name, self.pattern = name, pattern
+
+        def match(self, text: str) -> object:
+            calls.append(self.name)
+            return self.pattern.match(text)  # type: ignore[attr-defined]
+
+        search = match
+
+    saved = rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC
+    rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC = (  # type: ignore[assignment]
+        Spy("start", saved[0]),
+        Spy("pydantic", saved[1]),
+        Spy("exception", saved[2]),
+    )
+    try:
+        assert not rejoin._continues(row, row)
+        assert not rejoin._continues("ValueError " + row, row)
+    finally:
+        rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC = saved
+    assert calls == ["exception"]  # (the second row starts as an exception's name does)
+
+
+def _records_long_way(doc: str) -> list[int]:
+    """Every record (level and stamp) not at a line's start, one level's scan at a time."""
+    found = []
+    for level in damage_check._LEVELS:
+        for m in re.finditer(level + " " + damage_check._STAMP, doc):
+            if doc[m.start() - 1] != "\n":
+                found.append(m.start())
+    return sorted(found)
+
+
+_DOC_PIECES = (
+    "\n", "INFO 01-02 03:04:05 ", "DEBUG 11-29 16:19:50.5 [a.py:1] m", "WARNING 01-02 03:04:05",
+    "ERROR 01-02 03:04:05 [", "CRITICAL 01-02 03:04:05 ", "(EngineCore pid=1) ", "]", "-", ":",
+    "01-", "01:", "INFO 01-02 03:", "x", " ", "GO 01-02 03:04:05", "\nINFO 01-02 03:04:05 [a.py:1]",
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_DOC_PIECES), max_size=40), st.integers(1, 30))
+def test_one_scan_finds_the_records_each_levels_scan_finds(pieces: list[str], times: int) -> None:
+    """Each pattern the check may choose finds, in one scan, the records not at a line's
+    start that a scan per level finds (the line-start ones it passes over)."""
+    doc = "\n" + "".join(pieces) * times
+    want = _records_long_way(doc)
+    for inside, back in (
+        (damage_check._RECORD_INSIDE, 3),
+        (damage_check._record_inside_by_colon(), 9),
+        (damage_check._record_inside_by_second_colon(), 12),
+    ):
+        assert list(damage_check._records_inside(doc, inside, back)) == want
+    got = [p for p in damage_check._records_inside(doc, None, 0) if doc[p - 1] != "\n"]
+    assert sorted(got) == want

@@ -87,9 +87,78 @@ def _dispatch() -> tuple[dict[str, str], re.Pattern[str]]:
 _SOURCES, _BANNER = _dispatch()
 _TABLE = _Compiled(_SOURCES)
 
-MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *sorted(_SOURCES))
-"""What a message `progress_key` maps to a marker can start with: 0.32's `[tag] `, a
-banner character, or a marker's first two characters (the triage scan keys on these)."""
+
+def _branches(start: str) -> list[str]:
+    """The top-level branches of a pattern, read as `re` reads it: an escaped `(` or `|`
+    and a class's characters are no grouping (`_alternatives` counts every parenthesis)."""
+    out, depth, cur, k = [], 0, "", 0
+    while k < len(start):
+        ch = start[k]
+        step = 2 if ch == "\\" else 1
+        if ch == "[":  # a class, to its closing `]` (a first `]` is a member)
+            end = k + 1 + (start[k + 1 : k + 2] == "^")
+            end += start[end : end + 1] == "]"
+            while start[end] != "]":
+                end += 2 if start[end] == "\\" else 1
+            step = end + 1 - k
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += start[k : k + step]
+        k += step
+    return [*out, cur]
+
+
+_QUANTIFIERS = ("?", "*", "+", "{")
+
+
+def _literal_head(branch: str) -> str:
+    """The characters every match of `branch` starts with: its literal characters (an
+    escaped punctuation mark is one) up to the first that is not one or that a quantifier
+    follows."""
+    head, k = "", 0
+    while k < len(branch):
+        ch = branch[k]
+        if ch == "\\":
+            ch = branch[k + 1 : k + 2]
+            if not ch or ch.isalnum() or ch == "_":  # a class (`\d`), an anchor, a group
+                break
+            step = 2
+        elif ch in ".^$*+?{}[]|()":
+            break
+        else:
+            step = 1
+        if branch[k + step : k + step + 1] in _QUANTIFIERS:
+            break
+        head += ch
+        k += step
+    return head
+
+
+def _heads() -> tuple[str, ...]:
+    """Every marker branch's literal head (the banner's aside): what a message a marker
+    matches starts with. A head shorter than two characters would concern every message
+    that starts with it, and `_dispatch` already needs two."""
+    heads = set()
+    for m in MARKERS:
+        if m.key in _BANNER_KEYS:
+            continue
+        for branch in _branches(m.start):
+            head = _literal_head(branch)
+            if len(head) < 2:
+                raise ValueError(f"marker {m.key}: {branch!r} must start with two literals")
+            heads.add(head)
+    return tuple(sorted(heads))
+
+
+MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *_heads())
+"""What a message `progress_key` maps to a marker starts with: 0.32's `[tag] `, a banner
+character, or a marker branch's literal head (`Model loading took`, not `Mo`): the triage
+scan leaves out the progress lines that start with none, and a head's full text leaves
+out those that share only its first characters (`Using max model len`: `Using cache`)."""
 
 
 def progress_key(message: str) -> str | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate, compress, repeat
+from itertools import compress, repeat
 
 from . import logline
 from .joined import Joined
@@ -74,22 +74,26 @@ _SOURCE_MAX = 256
 """The longest record source (`[api_server.py:1043]`) the scan reads; a record whose
 source runs longer is sorted (`sort_line` reads any), so no 16 KB line without a `]` costs
 the scan a pass over it."""
-_STAMP = rf" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\](?: |(?! ))"
-"""A record's timestamp and source, and the space after them if there is one."""
+_STAMP = rf" \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+|) \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\](?: |(?! ))"
+"""A record's timestamp and source, and the space after them if there is one. Each
+optional group is written `(?:X|)`, not `(?:X)?`: the same match, but a branch, where `re`
+runs a group's `?` as a repeat (its state saved at each line: the scan 15% slower)."""
 _FRAME_AT = "(?:    |  File )"
-_TORCH_AT = r"(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d"
+_TORCH_AT = r"(?:\[rank\d+\]:|)\[?W\d{4} \d\d:\d\d:\d\d"
 """`_TORCH_WARNING`, as the scan writes it."""
 _SORT_ME = (
-    r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
-    rf"(?=(?:[.,]\d+)? \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\])"
-    r"|(?:\([^()\n\r]{0,300}\) ?)?(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
-    rf"(?=\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]\n\r]{{{_SOURCE_MAX + 1}}})"
+    r"\d{4}-|(?:\([^()\n\r]{0,300}\) ?|)(?:INFO|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
+    rf"(?=(?:[.,]\d+|) \[[^\]\n\r]{{0,{_SOURCE_MAX}}}\])[^\n]*"
+    r"|(?:\([^()\n\r]{0,300}\) ?|)(?:INFO|DEBUG|WARNING|WARN|ERROR|CRITICAL) "
+    rf"(?=\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+|) \[[^\]\n\r]{{{_SOURCE_MAX + 1}}})"
 )
 """What the scan captures of a line it keeps and cannot call a candidate: a runtime's
-prefix (`sort_line` strips it and reads what follows); a progress record up to the end of
-its timestamp, which it then ends with (the record is `logline.RECORD`'s: its message
-starts after the first `]` past that point, and a space); or a record's level whose
-source runs past `_SOURCE_MAX` (sorted: it ends with a space)."""
+prefix (`sort_line` strips it and reads what follows); a progress record whole, from its
+tag (or the `\x01` in its place) on, which `Tail` reads as `sort_line` would: its level
+and timestamp where they start, its message after the first `]` past them, and a space
+(the record is `logline.RECORD`'s), in the text without colour codes, so the line is not
+stripped again; or a record's level whose source runs past `_SOURCE_MAX` (sorted: it ends
+with its level and a space)."""
 
 
 def _any_start(starts: tuple[str, ...]) -> str:
@@ -132,9 +136,9 @@ def _compile(starts: tuple[str, ...], untagged: bool) -> re.Pattern[str]:
         # a raw frame or torch warning, after a process tag (whose lazy search for
         # ` pid=` runs only once a frame is known to follow the parenthesis)
         rf"(?:{took}\((?=[^()\n\r]{{0,300}}\)(?: |(?! )){skip_at})"
-        + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! )))?"
+        + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! ))|)"
         + skip_at
-        + rf"|(?:{took}\([^()\n\r]{{0,300}}\) ?)?(?:"
+        + rf"|(?:{took}\([^()\n\r]{{0,300}}\) ?|)(?:"
         + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
         + f"|(?:WARNING|WARN){_STAMP}"
         + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
@@ -200,6 +204,20 @@ def _concerned(
     return compress(range(len(lines)), codes), filter(None, codes)
 
 
+def _record_end(code: str) -> int:
+    """Where the timestamp ends in a code the scan captured for a progress record (see
+    `_SORT_ME`): after a process tag or the `\x01` in its place, its level, a space and 14
+    characters; 0 for the scan's other codes (a runtime's prefix, a level alone)."""
+    first = code[:1]
+    at = 1 if first == "\x01" else 0
+    if first == "(":  # the tag the scan read: no parenthesis inside, and a space or not
+        at = code.index(")") + 1
+        at += code.startswith(" ", at)
+    level = 4 if code.startswith("INFO ", at) else 5 if code.startswith("DEBUG ", at) else 0
+    end = at + level + 15
+    return end if level and len(code) >= end else 0
+
+
 class Tail:
     """The lines of a tail, sorted into progress and candidate-failure lines."""
 
@@ -244,19 +262,15 @@ class Tail:
             if len(code) == 1:  # the scan read it: a candidate
                 other.append(i)
                 continue
-            if progress is not None and code[-3:-2] == ":":  # it ends with a timestamp
-                # a progress record, read where the scan left it: `sort_line`'s text (no
-                # colour codes: no CR, no runtime prefix here), message and timestamp
-                line = lines[i]
-                text = line if "\x1b" not in line else logline.strip_wrapping(line)
-                end = len(code)
-                if code[0] == "\x01":  # where the tag and its space were taken off
-                    end += text.index(")") + 1
-                start = text.index("]", end) + 1
-                start += text.startswith(" ", start)
-                key = progress(text[start:])
+            end = _record_end(code)
+            if end and progress is not None:
+                # a progress record, whole: `sort_line`'s text (no colour codes, no CR, no
+                # runtime prefix here), its tag taken off or not; message and timestamp
+                start = code.index("]", end) + 1
+                start += code.startswith(" ", start)
+                key = progress(code[start:])
                 if key is not None:
-                    markers.append((i, key, text[start:], text[end - 14 : end]))
+                    markers.append((i, key, code[start:], code[end - 14 : end]))
                 continue
             kind, text, start, ts = sort_line(lines[i])
             if kind == CANDIDATE:
@@ -301,10 +315,14 @@ class Tail:
         """Where each candidate line's head starts in `other_text`."""
         starts = self._starts
         if starts is None:
-            # each head's length, in C: min(len(line), SEARCH_WIDTH), and its newline
-            lengths = map(len, map(self.lines.__getitem__, self.other[:-1]))
-            heads = map(min, lengths, repeat(SEARCH_WIDTH))
-            starts = self._starts = list(accumulate(map((1).__add__, heads), initial=0))
+            # each head's length, min(len(line), SEARCH_WIDTH), and its newline: a plain
+            # loop, where a chain of `map`s costs more to set up than the few lines take
+            starts = self._starts = [0]
+            lines, at = self.lines, 0
+            for i in self.other[:-1]:
+                n = len(lines[i])
+                at += (n if n < SEARCH_WIDTH else SEARCH_WIDTH) + 1
+                starts.append(at)
         return starts
 
     def find(self, literal: str) -> list[int]:

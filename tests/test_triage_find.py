@@ -21,7 +21,7 @@ _LITERALS = ("boom", "CUDA out of memory", "x\ny", "oo", "ab" * 3)
                 ("", "ERROR 01-02 03:04:05 [a.py:1] ", "INFO 01-02 03:04:05 [a.py:1] ")
             ),
             st.integers(0, SEARCH_WIDTH + 8) | st.sampled_from((SEARCH_WIDTH - 4, SEARCH_WIDTH)),
-            st.sampled_from(_LITERALS + ("",)),
+            st.sampled_from((*_LITERALS, "")),
         ),
         min_size=1,
         max_size=8,

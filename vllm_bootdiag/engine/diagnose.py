@@ -21,7 +21,7 @@ from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
-from .match import Hit, Precedence, outranking, scan, tokens_of
+from .match import Groups, Hit, Precedence, groups_of, outranking, scan, tokens_of
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, line_message, outcome
 
@@ -235,9 +235,9 @@ def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
                     kv_read = any(_kv_verdict(h.rule) for h in found)
                 if kv_read:
                     continue
-            groups = rule.match(message)
+            groups = groups_of(rule, message)  # `rule.match(message)`, sorted
             if groups is not None:
-                extra.append(Hit(i, rule, tuple(sorted(groups.items()))))
+                extra.append(Hit(i, rule, groups))
     return sorted(found + extra, key=_index_of) if extra else found
 
 
@@ -272,17 +272,22 @@ def diagnose(
     found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)
     facts = timeline.facts(tail)  # the Timeline's events are not kept: not built
-    grouped: dict[tuple[str, tuple[tuple[str, str], ...]], list[int]] = {}
-    first: dict[tuple[str, tuple[tuple[str, str], ...]], Hit] = {}
+    # one outcome per rule and groups: its first hit, cited by every line it was read on
+    grouped: dict[tuple[str, Groups], tuple[Hit, list[int]]] = {}
     for h in found_hits:
         key = (h.rule.id, h.groups)
-        grouped.setdefault(key, []).append(h.index)
-        first.setdefault(key, h)
-    found = [outcome(tail, first[k], idx, phases, facts) for k, idx in grouped.items()]
+        same = grouped.get(key)
+        if same is None:
+            grouped[key] = (h, [h.index])
+        else:
+            same[1].append(h.index)
+    found = [outcome(tail, h, idx, phases, facts) for h, idx in grouped.values()]
     if len(found) > 1:
         found.sort(key=_first_line)
     echo: Rule | None = None
-    if found:
+    if len(found) == 1:
+        primary = found[0]  # what `_merged(_primary(found, rules), found)` gives for one
+    elif found:
         primary = _merged(_primary(found, rules), found)
     else:
         primary, echo = _unknown(tail, echoes)

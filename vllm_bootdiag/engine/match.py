@@ -9,9 +9,9 @@ the exact rules it `covers` matched anywhere in the tail.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
+from typing import Any, NamedTuple
 
 from ..outcomes import OUTCOME_TYPES
 from ..rules.ruleset import RuleSet
@@ -19,11 +19,11 @@ from ..rules.schema import Rule
 from ..text.triage import Tail
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A rule that read the tail's line `index` (0-based), with its named groups."""
+class Hit(NamedTuple):
+    """A rule that read the tail's line `index` (0-based), with its named groups (a
+    tuple: half the cost of a frozen dataclass, and a tail makes a few of them)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (the field hides `tuple.index`)
     rule: Rule
     groups: tuple[tuple[str, str], ...]
 
@@ -92,7 +92,7 @@ def _scan(
     # of theirs (a set test), and then the literal itself (a search, not `find`'s lines)
     live = [k for k in order if words.issuperset(rests[k]) and literals[k] in text]
     if gated and not any(
-        (rank := entries[k][-1]) is not None and (best_kept is None or rank > best_kept)
+        (rank := entries[k][7]) is not None and (best_kept is None or rank > best_kept)
         for k in live
     ):
         return [], None
@@ -105,14 +105,18 @@ def _scan(
     # Exact rules come first in a RuleSet: by the time a tolerant rule is tried, the
     # lines exact causes read and the exact rules that matched are known.
     for k in live:
-        rule, literal, tolerant, covers, outcome, unless, cause, rank = entries[k]
+        entry = entries[k]
+        rule, literal, tolerant, covers, outcome, unless, cause, rank, read = entry
+        if read is None:  # made on the rule's first use: its patterns compile then
+            read = _reader_of(rule)
+            entries[k] = (*entry[:8], read)
         if covers and not exact_ids.isdisjoint(covers):
             continue  # dropped below whatever it reads: not worth its patterns
         voided: bool | None = None
         for i in find(literal):
             if (i, outcome) in seen or (tolerant and i in exact_lines):
                 continue
-            groups = rule.match(lines[i])
+            groups = read(lines[i])  # `rule.match`'s groups, sorted (see `reader`)
             if groups is None:
                 continue
             if unless:
@@ -121,7 +125,7 @@ def _scan(
                 if voided:
                     continue
             seen.add((i, outcome))
-            found.append(Hit(i, rule, tuple(sorted(groups.items())) if groups else ()))
+            found.append(Hit(i, rule, groups))
             if rank is not None and (best is None or rank > best):
                 best = rank
             if not tolerant:
@@ -161,10 +165,23 @@ def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
             yield rule
 
 
-_Entry = tuple[Rule, str, bool, frozenset[str], str, tuple[str, ...], bool, Precedence | None]
+Groups = tuple[tuple[str, str], ...]
+"""A match's named groups over the rule's constants, sorted by name (what a Hit holds)."""
+
+_Entry = tuple[
+    Rule,
+    str,
+    bool,
+    frozenset[str],
+    str,
+    tuple[str, ...],
+    bool,
+    Precedence | None,
+    Callable[[str], Groups | None] | None,
+]
 """What `scan` reads of a rule: (rule, literal, tolerant, covers, outcome, unless, a cause,
-its precedence where its outcome is a failure and it a cause), unpacked at once instead of
-an attribute each."""
+its precedence where its outcome is a failure and it a cause, its `reader` once made),
+unpacked at once instead of an attribute each."""
 _Index = tuple[
     list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str], frozenset[str]
 ]
@@ -212,6 +229,7 @@ def _word_index(rules: RuleSet) -> _Index:
                 rule.unless,
                 rule.role == "cause",
                 precedence if rule.role == "cause" and FAILURE[rule.outcome] else None,
+                None,
             )
         )
     if len(_INDEXES) >= 256:
@@ -220,3 +238,103 @@ def _word_index(rules: RuleSet) -> _Index:
     index = (always, by_word, entries, rests, literals, frozenset(by_word))
     _INDEXES[id(rules)] = (rules, index)
     return index
+
+
+# --- reading a line the way `Rule.match` does, for a line the literal was found in -------
+
+_SPECIAL = frozenset(".^$*+?{}[]|()")
+"""Characters with a meaning of their own in a pattern outside a class (regex, VERSION0)."""
+
+
+def plain_text(pattern: str) -> str | None:
+    """The text a pattern matches when it matches one text only: literal characters, or a
+    backslash before ASCII punctuation or a space (which stands for that character);
+    None for anything else (a class, a group, a flag, a quantifier, an anchor, an escape
+    such as `\\d`). Such a pattern is found by `in`, with no regex run."""
+    out: list[str] = []
+    escaped = False
+    for c in pattern:
+        if escaped:
+            if not c.isascii() or c.isalnum():
+                return None
+            out.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in _SPECIAL:
+            return None
+        else:
+            out.append(c)
+    return None if escaped else "".join(out)
+
+
+def reader(rule: Rule) -> Callable[[str], Groups | None]:
+    """`rule.match(line)` as a Hit holds it (its items sorted; None: no match), for a line
+    `Tail.find(rule.literal)` gave: where the literal has no newline it is in the line
+    (`find` found it in the line's head, which a literal without one cannot leave), so it
+    is not looked for again. Its groups are read by number, names in sorted order, and a pattern
+    that matches one text only is that text found by `in`. tests/test_match_reader.py
+    holds it to `Rule.match` on every rule's examples, counter-examples and corpus lines."""
+    literal = rule.literal
+    check = "\n" in literal
+    constants = tuple(sorted(dict(rule.constants).items()))
+    steps: list[
+        tuple[str | None, Callable[[str], object] | None, tuple[tuple[str, int], ...] | None]
+    ] = []
+    for k, pattern in enumerate(rule.patterns):
+        plain = plain_text(pattern)  # (it has no group: nothing to compile for it)
+        if plain is not None:
+            steps.append((plain, None, None))
+            continue
+        compiled = rule.compiled[k]
+        index = compiled.groupindex  # name -> group number (a name written twice: one)
+        names = tuple((n, index[n] - 1) for n in sorted(index)) if index else None
+        steps.append((None, compiled.search, names))
+    if not check and len(steps) == 1 and steps[0][0] is not None:
+        needle = steps[0][0]
+        if needle == literal:  # the literal is there: a match, nothing read
+            return lambda line: constants
+        return lambda line: constants if needle in line else None
+    if rule.constants and any(names for _p, _s, names in steps):
+        # groups over constants: the long way (a few rules)
+        def merged(line: str) -> Groups | None:
+            groups = rule.match(line)
+            return None if groups is None else tuple(sorted(groups.items()))
+
+        return merged
+
+    def read(line: str) -> Groups | None:
+        if check and literal not in line:
+            return None
+        for plain, search, names in steps:
+            if search is None:
+                if plain in line:  # type: ignore[operator]
+                    return constants
+                continue
+            m: Any = search(line)
+            if m:
+                if names is None:
+                    return constants
+                got = m.groups()  # `groupdict()` costs five times as much
+                return tuple([(n, v) for n, at in names if (v := got[at]) is not None])
+        return None
+
+    return read
+
+
+_READERS: dict[int, tuple[Rule, Callable[[str], Groups | None]]] = {}
+
+
+def _reader_of(rule: Rule) -> Callable[[str], Groups | None]:
+    """`reader(rule)`, made once per rule (kept by the rule's identity, as `_INDEXES`)."""
+    got = _READERS.get(id(rule))
+    if got is None or got[0] is not rule:
+        if len(_READERS) >= 4096:
+            _READERS.clear()
+        got = _READERS[id(rule)] = (rule, reader(rule))
+    return got[1]
+
+
+def groups_of(rule: Rule, text: str) -> Groups | None:
+    """`rule.match(text)` as a Hit holds it (items sorted; None: no match), for any text."""
+    return _reader_of(rule)(text) if rule.literal in text else None

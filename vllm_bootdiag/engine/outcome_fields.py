@@ -124,28 +124,40 @@ def outcome(
 ) -> _Outcome:
     """The typed outcome of `hit`, cited by the tail's `lines` (indices) it was read on:
     its named groups converted, the OOM's phase, pydantic's details, the boot's facts."""
+    rule = hit.rule
     fields: dict[str, Any] = dict(hit.groups)
-    kind = hit.rule.outcome
-    if hit.rule.attribution == "cuda_oom_phase":
+    kind = rule.outcome
+    if rule.attribution == "cuda_oom_phase":
         kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
         fields["phase_hint"] = phase_hint
-    cls = outcomes.OUTCOME_TYPES[kind]
+    cls = _TYPES[kind]
     if cls.READS_BELOW == "pydantic_errors" and "message" not in fields:
         fields.update(_validation_details(tail, hit.index))
     for name, fact in cls.CONTEXT:
         fields.setdefault(name, getattr(facts, fact))
-    allowed = outcomes.field_names(kind)
-    fields = {k: v for k, v in fields.items() if k in allowed}
-    ev = tuple(evidence(tail.number(i), line_message(tail, i)) for i in lines[:MAX_EVIDENCE])
+    allowed = _field_names(kind)
+    if not allowed.issuperset(fields):
+        fields = {k: v for k, v in fields.items() if k in allowed}
+    number = tail.number
+    ev = tuple([evidence(number(i), line_message(tail, i)) for i in lines[:MAX_EVIDENCE]])
     # `outcomes.build(kind, rule_id=, evidence=, **fields)`, its model already at hand
-    return quick_build.build(cls, {"kind": kind, "rule_id": hit.rule.id, "evidence": ev, **fields})
+    return quick_build.build(cls, {"kind": kind, "rule_id": rule.id, "evidence": ev, **fields})
+
+
+_TYPES = outcomes.OUTCOME_TYPES
+_field_names = outcomes.field_names
 
 
 def line_message(tail: Tail, index: int) -> str:
     """`tail.parsed(index).message`: the line's message, read without the process tag and
     the LogLine that parsing builds (an evidence line needs neither)."""
     text = logline.strip_wrapping(tail.lines[index])  # `logline.head`, without its tuple
-    return text[logline.split(text)[1] :].strip()
+    # `logline.split(text)[1]`, the message start, without the rest of its answer
+    rec = _RECORD_MATCH(text) if "]" in text else None
+    return text[rec.end() if rec is not None else logline.tag_end(text) :].strip()
+
+
+_RECORD_MATCH = logline.RECORD.match
 
 
 def evidence(line: int, text: str) -> Evidence:

@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import versions
-from .outcomes.lifecycle import ERROR_LOOKING, may_look_like_error
+from .outcomes.lifecycle import error_looking_at_start, may_look_like_error
 from .rules.markers import _RAW_MARKERS
 from .text.triage import SEARCH_WIDTH, Tail
 
@@ -99,7 +99,7 @@ def _last_failure(tail: Tail, start: int, end: int) -> int | None:
             continue  # no error word: neither an error record nor an error's wording
         line = tail.parsed(i)
         msg = line.message
-        if line.is_error or ERROR_LOOKING.match(msg) or _ARGPARSE_ERROR.match(msg):
+        if line.is_error or error_looking_at_start(msg) or _ARGPARSE_ERROR.match(msg):
             return i
     return None
 

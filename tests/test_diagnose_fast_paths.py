@@ -43,3 +43,28 @@ def test_one_outcome_is_the_primary_the_long_way_gives() -> None:
             assert d.primary == d.matches[0]
     assert seen > 1000
 
+
+def test_was_eager_is_its_pattern_on_every_corpus_boot_and_near_misses() -> None:
+    from vllm_bootdiag import remedy, timeline
+    from vllm_bootdiag.text.triage import Tail
+
+    args = [
+        timeline.facts(Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS))
+        for lines in _tails()[::3]
+    ]
+    texts = [f.non_default_args for f in args if f.non_default_args is not None]
+    texts += [
+        "{'enforce_eager': True}",
+        "{'enforce_eager':True, 'x': 1}",
+        "'enforce_eager' : Truex",
+        "enforce_eager: True",
+        '{"enforce_eager": True}',
+        "{'enforce_eager': False}",
+        "",
+    ]
+    eager = 0
+    for text in texts:
+        facts = timeline.BootFacts.model_construct(non_default_args=text)
+        assert remedy.was_eager(facts) == bool(remedy._EAGER_ARG.search(text)), text
+        eager += remedy.was_eager(facts)
+    assert eager >= 3 and len(texts) > 50

@@ -37,7 +37,9 @@ _EAGER_NOTE = " (This boot was already eager: CUDA graphs were off.)"
 
 def was_eager(facts: BootFacts) -> bool:
     """Whether the boot's `non-default args` show `enforce_eager: True`."""
-    return facts.non_default_args is not None and bool(_EAGER_ARG.search(facts.non_default_args))
+    args = facts.non_default_args
+    # the pattern's literal first: a substring test, where the search reads a long line
+    return args is not None and "enforce_eager" in args and bool(_EAGER_ARG.search(args))
 
 
 def fit(remediation: str, facts: BootFacts) -> str:

@@ -21,7 +21,7 @@ from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
-from .match import Groups, Hit, Precedence, groups_of, outranking, scan, tokens_of
+from .match import Groups, Hit, Precedence, groups_of, hit_index, outranking, scan, tokens_of
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, line_message, outcome
 
@@ -66,7 +66,7 @@ def _with_out_of_range(
     wider = outranking(tail, outside, best, tokens)
     if not wider:
         return found, False
-    return sorted(found + wider, key=_index_of), True
+    return sorted(found + wider, key=hit_index), True
 
 
 # --- unknown -------------------------------------------------------------------
@@ -238,11 +238,9 @@ def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
             groups = groups_of(rule, message)  # `rule.match(message)`, sorted
             if groups is not None:
                 extra.append(Hit(i, rule, groups))
-    return sorted(found + extra, key=_index_of) if extra else found
+    return sorted(found + extra, key=hit_index) if extra else found
 
 
-def _index_of(hit: Hit) -> int:
-    return hit.index
 
 
 def _first_line(outcome: _Outcome) -> int:
@@ -327,4 +325,7 @@ _PHASE_ORDER = {phase: k for k, phase in enumerate(timeline.PHASES)}
 
 def _last_phase(phases: list[tuple[int, str]]) -> str | None:
     """The furthest boot phase reached (the Timeline's `last_phase`, without its events)."""
-    return max((p for _i, p in phases), key=_PHASE_ORDER.__getitem__, default=None)
+    if not phases:
+        return None
+    # `max(phases' names, key=_PHASE_ORDER.__getitem__)`: the name at the highest order
+    return timeline.PHASES[max([_PHASE_ORDER[p] for _i, p in phases])]

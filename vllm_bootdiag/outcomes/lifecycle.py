@@ -35,6 +35,9 @@ which `looks_like_error` and `error_looking_at_start` tell without running it (t
 _DOTTED_RUN = Lazy(r"[\w.]*")
 r"""The run of word characters and dots a text starts with (the `regex` module's `\w`, as
 the patterns read it): where a `(?:[\w.]+\.)?<name>\b` at the start can match."""
+_ASCII_RUN = re.compile(r"[A-Za-z0-9_.]*")
+r"""`_DOTTED_RUN` for an ASCII text (`regex`'s `\w` is `[A-Za-z0-9_]` there), in `re`,
+which runs a class of ASCII characters twice as fast."""
 
 
 def _names_ending_parts(names: tuple[str, ...], upper_first: bool) -> re.Pattern[str]:
@@ -63,11 +66,12 @@ _EXCEPTION_NAME = _names_ending_parts(_EXCEPTION_WORDS, upper_first=True)
 """ERROR_LOOKING's (and `_ERROR_AT_START`'s) exception name at the start."""
 _DETERMINISTIC_NAME = _names_ending_parts(_DETERMINISTIC_WORDS, upper_first=False)
 """DETERMINISTIC's class name at the start."""
-_FIRSTS = {
-    _EXCEPTION_NAME: frozenset(w[0] for w in _EXCEPTION_WORDS),
-    _DETERMINISTIC_NAME: frozenset(w[0] for w in _DETERMINISTIC_WORDS),
+_ENDS = {
+    _EXCEPTION_NAME: (_EXCEPTION_WORDS, tuple(w + "." for w in _EXCEPTION_WORDS)),
+    _DETERMINISTIC_NAME: (_DETERMINISTIC_WORDS, tuple(w + "." for w in _DETERMINISTIC_WORDS)),
 }
-"""Each pattern's names' first characters: a run holding none holds no name."""
+"""Each pattern's names, and each followed by a dot: a run that neither ends with a name
+nor holds one before a dot has no part that ends with one."""
 
 _SIGNAL_AT = Lazy(r"(?:Segmentation fault|Bus error|Aborted|Killed)\b")
 _AT_START = ("error: ", "Error: ", "terminate called after throwing")
@@ -83,10 +87,12 @@ _LOOKING_AT_START = (
 def _named_at_start(name: re.Pattern[str], text: str) -> bool:
     r"""`^(?:[\w.]+\.)?<name>\b` matched at the text's start, told by `name` searched in the
     dotted run the text starts with, reversed (`_names_ending_parts`)."""
-    run = _DOTTED_RUN.match(text)
-    if run is None or not any(c in run[0] for c in _FIRSTS[name]):
-        return False  # no name's first character: no name (a run of `r`: no search)
-    return name.search(run[0][::-1]) is not None
+    found = _DOTTED_RUN.match(text) if not text.isascii() else _ASCII_RUN.match(text)
+    run = found[0] if found is not None else ""
+    names, ends = _ENDS[name]
+    if not (run.endswith(names) or any(end in run for end in ends)):
+        return False  # no part ends with a name (substring tests: C speed, no search)
+    return name.search(run[::-1]) is not None
 
 
 def _starts_like_error(text: str) -> bool:

@@ -4,9 +4,10 @@
 DETERMINISTIC's) makes the `regex` module backtrack quadratically through a 16 KB run of
 `a.`, `_.`, `0.`, `.a` (20-80 ms a line: seconds a tail). `looks_like_error`,
 `error_looking_at_start` and `is_deterministic` read the dotted run the line starts with
-instead: each is held to its pattern (the long way) on every corpus message, on generated
-text rich in what the patterns read (Unicode word characters included, whose `\\w` differs
-between `re` and `regex`), and timed on the runs that were slow.
+instead, its first NAME_MAX characters: each is held to its pattern (the long way) on every
+corpus message, on generated text rich in what the patterns read (Unicode word characters
+included, whose `\\w` differs between `re` and `regex`), and timed on the runs that were
+slow; past the bound, a name that ends on a dot inside it is still read.
 """
 
 from __future__ import annotations
@@ -127,3 +128,18 @@ def test_a_long_dotted_run_is_read_in_linear_time() -> None:
             if spent > BOUND_S:
                 slow[(unit, fn.__name__)] = round(spent, 4)
     assert not slow, slow
+
+
+def test_past_the_bound_a_name_ending_on_a_dot_inside_it_is_read() -> None:
+    bound = lifecycle.NAME_MAX
+    for name in ("ValueError", "torch.OutOfMemoryError", "ImportError"):
+        assert looks_like_error(name + "." + "a" * 600)
+        assert looks_like_error(name + "." + "a." * 600)
+    assert is_deterministic("ImportError." + "a" * 600)
+    at_bound = "a" * (bound - len(".ValueError")) + ".ValueError"
+    assert len(at_bound) == bound
+    _same(at_bound)
+    assert looks_like_error(at_bound)
+    past = "a" + at_bound  # the name ends at the run's end, past the bound: not read
+    assert not looks_like_error(past) and ERROR_LOOKING.search(past)
+    assert not is_deterministic("a" * bound + ".ImportError")

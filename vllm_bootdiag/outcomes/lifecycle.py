@@ -84,13 +84,26 @@ _LOOKING_AT_START = (
 """ERROR_LOOKING's literal alternatives, where a match at a text's start finds them."""
 
 
+NAME_MAX = 512
+"""The longest run of word characters and dots a line starts with that is read whole for
+an exception's name (vLLM's and torch's longest qualified names are about 100 characters).
+In a longer run only names that end on a dot within its first NAME_MAX + 1 characters are
+read, so a 16 KB run costs what 512 characters do, not a search of all of it."""
+
+
 def _named_at_start(name: re.Pattern[str], text: str) -> bool:
     r"""`^(?:[\w.]+\.)?<name>\b` matched at the text's start, told by `name` searched in the
-    dotted run the text starts with, reversed (`_names_ending_parts`)."""
-    found = _DOTTED_RUN.match(text) if not text.isascii() else _ASCII_RUN.match(text)
+    dotted run the text starts with, reversed (`_names_ending_parts`); exact where that run
+    is at most NAME_MAX characters long, and for every name that ends on a dot inside the
+    bound (the cut keeps that dot, so the name still ends its part)."""
+    bound = NAME_MAX + 1
+    runs = _ASCII_RUN if text.isascii() else _DOTTED_RUN
+    found = runs.match(text, 0, bound)
     run = found[0] if found is not None else ""
+    if len(run) > NAME_MAX:  # past the bound: only names that end on a dot inside it
+        run = run[: run.rfind(".") + 1]
     names, ends = _ENDS[name]
-    if not (run.endswith(names) or any(end in run for end in ends)):
+    if not run.endswith(names) and ("." not in run or not any(end in run for end in ends)):
         return False  # no part ends with a name (substring tests: C speed, no search)
     return name.search(run[::-1]) is not None
 

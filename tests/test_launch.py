@@ -368,6 +368,26 @@ def test_from_log_args_round_trips_values_that_look_like_flags(args: dict[str, o
     assert LaunchConfig.from_argv(argv) == config
 
 
+@pytest.mark.parametrize(
+    ("value", "argv"),
+    [
+        ('{"level": 3}', ["--compilation-config", '{"level":3}']),
+        ("3", ["--compilation-config", "3"]),
+        ({"level": 3}, ["--compilation-config", '{"level":3}']),
+    ],
+)
+def test_a_compilation_config_in_the_log_args_is_read_as_the_flag_is(
+    value: object, argv: list[str]
+) -> None:
+    """Text or dict, the value is what `--compilation-config` reads: the launch written from
+    it reads back the same (hypothesis found `'{'` kept raw, which the flag refuses)."""
+    config = LaunchConfig.from_log_args(repr({"compilation_config": value}))
+    assert config.to_argv()[2:] == argv
+    assert LaunchConfig.from_argv(config.to_argv()) == config
+    with pytest.raises(LaunchConfigError, match="not valid JSON"):
+        LaunchConfig.from_log_args(repr({"compilation_config": "{"}))
+
+
 @given(st.dictionaries(_key, _value, max_size=6))
 def test_from_log_args_reads_any_dict_or_says_why(args: dict[str, object]) -> None:
     try:

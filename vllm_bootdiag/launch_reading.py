@@ -150,9 +150,11 @@ def args_dict_fields(args: Mapping[str, Any], command: Sequence[str]) -> dict[st
         elif key in VALUE_FLAGS:
             fields[key] = convert(key, str(value)) if isinstance(value, str) else value
         elif key == "compilation_config":
-            # Always a value flag: a non-dict (vLLM takes an -O level too) stays raw.
+            # Always a value flag: a non-dict (vLLM takes an -O level too) stays raw. Text is
+            # read as `from_argv` reads the flag's value (a dict taken, bad JSON refused), so
+            # the launch written from it reads back the same.
             text = json.dumps(value) if not isinstance(value, str) else value
-            if not (isinstance(value, dict) and take_compilation(text, fields)):
+            if not (isinstance(value, (dict, str)) and take_compilation(text, fields)):
                 extra.extend(["--compilation-config", text])
         else:
             extra.extend(render_unknown(key, value))

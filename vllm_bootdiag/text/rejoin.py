@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import islice
 from operator import itemgetter
 from typing import overload
 
@@ -35,7 +36,24 @@ _START = Lazy(
 )
 """A row that begins a new line: a record, a frame, an exception, a warning, a bar (its
 rate within its first 300 characters: `.*` before it cost a 16 KB row 0.65 ms),
-multiprocessing's `Process EngineCore:` header over a child's traceback."""
+multiprocessing's `Process EngineCore:` header over a child's traceback. The long way of
+`_starts`, which the tests hold it to."""
+_BAR = r"|.{0,300}(?:%\||it/s\]|s/it\])"
+_START_BUT_BAR = Lazy(_START.pattern.replace(_BAR, "", 1))
+"""`_START` less its bar's branch, which tries each of 300 places (2 us a row, 11 in a row
+of 300 characters, matched or not)."""
+_BAR_AT = Lazy(_BAR.removeprefix("|"))
+
+
+def _starts(row: str) -> bool:
+    """`_START.match(row)`: its bar's branch only where the row's first 305 characters
+    (the bar's rate within 300 of them, and its 5) hold a rate."""
+    if _START_BUT_BAR.match(row):
+        return True
+    head = row[:305]
+    return ("%|" in head or "it/s]" in head or "s/it]" in head) and bool(_BAR_AT.match(row))
+
+
 _CONTINUES = Lazy(
     r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
     r"|Tried to allocate|GPU \d|Including non-PyTorch|Of the allocated memory|If reserved but"
@@ -65,7 +83,8 @@ def _is_error(text: str) -> bool:
     level = head["level"] if head is not None else None
     if level not in ("ERROR", "CRITICAL") and not (msg[:1] in _NAME_STARTS and _EXC.match(msg)):
         return False  # (anchored tests first: the pydantic head is searched for, 5 us a 16 KB row)
-    return not _PYDANTIC_HEAD.search(msg)
+    # (the search of the whole message made last, and only where its literal is)
+    return not (" validation error" in msg and _PYDANTIC_HEAD.search(msg))
 
 
 _NAME_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
@@ -75,12 +94,16 @@ _NAME_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 
 def _continues(prev: str, row: str) -> bool:
     """`row` carries on the error message of `prev` (a reflowed paste)."""
-    if not _is_error(prev) or _START.match(row) or " " not in row.strip():
-        return False  # (`_is_error` first: `_START` on a 16 KB row costs 11 us or more)
-    if row[:1].islower() or _CONTINUES.match(row):
-        return True
-    end = prev.rstrip()[-1:]
-    return end.isalnum() or end in ",;:(-"
+    # (`_is_error` first: `_starts` on a 16 KB row costs 11 us or more, and 2 us a short row,
+    # the `regex` module's alternation of 16 branches; it is asked only of a row that would
+    # go on otherwise)
+    if not _is_error(prev) or " " not in row.strip():
+        return False
+    if not (row[:1].islower() or _CONTINUES.match(row)):
+        end = prev.rstrip()[-1:]
+        if not (end.isalnum() or end in ",;:(-"):
+            return False
+    return not _starts(row)
 
 
 def _longest_worded(raw: Sequence[str], longest: str) -> int:
@@ -127,16 +150,16 @@ along, built at C speed; `normalize` makes Lines of them, the pipeline reads the
 
 
 def _width_matters(
-    lines: Sequence[Row], slow: list[int], raw: Sequence[str], base: int, width: int, editor: int
+    texts: Sequence[str], slow: list[int], before: list[int], width: int, editor: int
 ) -> bool:
     """Whether a terminal's or an editor's width can decide a join: some slow row's
-    predecessor is full (`width` or `editor` long), or the row's first word would not fit
-    after it. Where none can, how many rows look wrapped does not matter."""
-    for k in slow:
-        w = len(raw[lines[k - 1][2] - base])
+    predecessor is full (`width` or `editor` long: `before` holds each one's last read
+    row's length), or the row's first word would not fit after it. Where none can, how
+    many rows look wrapped does not matter."""
+    for k, w in zip(slow, before, strict=True):
         if w in (width, editor):
             return True
-        row = lines[k][0]
+        row = texts[k]
         if w + 1 + len(row) > editor and w + 1 + _first_word(row) > editor:
             return True
     return False
@@ -181,25 +204,34 @@ def _rejoin(
     are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
     found them already).
     """
+    # a clean tail's rows as read: row k is raw[k], its text and its width
+    clean = isinstance(lines, ReadRows) and lines.raw is raw and lines.base == base
+    texts: Sequence[str] = raw if clean else list(map(itemgetter(0), lines))
     if slow is None:
-        slow = _slow_rows(list(map(itemgetter(0), lines)))
+        slow = _slow_rows(texts)
     if not slow:
         return lines, set()
     longest = max(raw, key=len, default="")
     width = len(longest)
     editor = _longest_worded(raw, longest)
+    # each row's last read row's length: what a row that goes on it is tested against
+    # (a clean tail's row k is raw[k]; the others' are counted only where they are read)
+    lengths: Sequence[int] = [] if clean else list(map(len, raw))
+    before = (
+        [len(raw[k - 1]) for k in slow]
+        if clean
+        else [lengths[lines[k - 1][2] - base] for k in slow]
+    )
     full = fits = 0
-    if 40 <= editor <= 300 and _width_matters(lines, slow, raw, base, width, editor):
-        widths = list(map(len, raw))
+    if 40 <= editor <= 300 and _width_matters(texts, slow, before, width, editor):
+        widths = map(len, raw) if clean else [lengths[row[2] - base] for row in lines]
         capped = width <= 300
-        for k in range(len(lines) - 1):
-            w = widths[lines[k][2] - base]
-            row = lines[k + 1][0]
+        for w, row in zip(widths, islice(texts, 1, None), strict=False):  # (one row less)
             if not (capped and w == width) and w + 1 + len(row) <= editor:
                 continue  # neither test below can hold (a first word is at most the row)
             if w == width <= 300 and not _STRONG_START.match(row):
                 full += 1
-            elif w + 1 + _first_word(row) > editor and not _START.match(row):
+            elif w + 1 + _first_word(row) > editor and not _starts(row):
                 fits += 1
     # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
     hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
@@ -207,9 +239,12 @@ def _rejoin(
     if not hard and not soft and not 40 <= width <= 300:
         width = -1  # no row is full
     wide = editor if soft else width
-    for k in slow:  # (until a row goes on its predecessor, each predecessor is a row read)
-        prev = lines[k - 1]
-        if _join_kind(prev, lines[k], len(raw[prev[2] - base]), wide, hard, soft)[0]:
+    # (until a row goes on its predecessor, each predecessor is a row read: a clean tail's
+    # rows follow each other with no repair, so only their texts and widths are read)
+    for k, w in zip(slow, before, strict=True):
+        if not clean and not _follows(lines[k - 1], lines[k]):
+            continue
+        if _join_text(texts[k - 1], texts[k], w, wide, hard, soft)[0]:
             break
     else:
         return lines, set()
@@ -239,22 +274,34 @@ behind one starts a line. A quote marks every row of a paste, a terminal's wrapp
 so a quoted row can still go on its predecessor."""
 
 
+def _follows(prev: Row, line: Row) -> bool:
+    """Whether `line` is read right after `prev` and behind no prefix of a printed line:
+    only then may it go on `prev`."""
+    return line[1] == prev[2] + 1 and (not line[3] or _LINE_PREFIXES.isdisjoint(line[3]))
+
+
 def _join_kind(
     prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if line[1] != prev[2] + 1 or (line[3] and not _LINE_PREFIXES.isdisjoint(line[3])):
+    if not _follows(prev, line):
         return "", ""
-    row, prev_text = line[0], prev[0]
+    return _join_text(prev[0], line[0], prev_width, width, hard, soft)
+
+
+def _join_text(
+    prev_text: str, row: str, prev_width: int, width: int, hard: bool, soft: bool
+) -> tuple[str, str]:
+    """`_join_kind` of two rows that follow each other, by their texts."""
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
         # One full row alone is weak evidence: it must also stop mid-sentence (or
         # mid-token: `NCCLUtils.` then `cpp:77`).
         mid = prev_text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
-        if mid and not _START.match(row):
+        if mid and not _starts(row):
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
-    if soft and prev_width + 1 + _first_word(row) > width and not _START.match(row):
+    if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
         return "rejoin_wrapped", " "
     if _has_error_word(prev_text) and _continues(prev_text, row):
         return "rejoin_reflowed", " "

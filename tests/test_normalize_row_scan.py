@@ -8,6 +8,7 @@ what makes the check cheap).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,10 @@ import pytest
 from vllm_bootdiag import logtail
 from vllm_bootdiag.text import damage_check, row_scan
 from vllm_bootdiag.text.joined import Joined
+from vllm_bootdiag.text.wrappers import PIPE_PREFIX_AT_START
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
+import damages
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 LOGS = sorted(CORPUS.glob("*/*.log"))
@@ -112,3 +117,63 @@ def test_a_coloured_tails_tags_come_off_as_off_its_plain_text() -> None:
             plain = plain.replace("\n" + tag + " ", "\n\x01")
         assert row_scan._untagged(joined, tags, rows[2]) == plain
     assert coloured > 20
+
+
+_BAR = "Capturing CUDA graphs (decode, FULL):  57%|█████▋    | 20/35 [00:01<00:01, 14.21it/s]"
+
+
+def _with_bar(lines: list[str]) -> list[str]:
+    """`lines` with a progress bar (a `|` inside a row) after every tenth row."""
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        out.append(line)
+        if k % 10 == 5:
+            out.append(_BAR)
+    return out
+
+
+def test_the_rows_answer_as_the_scans_do() -> None:
+    """On every fourth corpus tail, each damaged copy of it, and copies with progress bars
+    (a `|` that is no gutter), the check answers what the scans alone answer; the tails
+    with a bar and no gutter are answered by the rows, a gutter is left to the scans."""
+    by_rows = piped = 0
+    for log in LOGS[::4]:
+        tail = logtail.read_tail(log)
+        variants = [tail, _with_bar(tail), *(d.apply(list(tail)) for d in damages.DAMAGES)]
+        variants += [damages.BY_NAME[n].apply(_with_bar(tail)) for n in ("ci_gutter", "compose")]
+        for lines in variants:
+            joined = Joined.of(lines)
+            damaged, slow = damage_check.check(joined)
+            assert damaged == damage_check._damaged(Joined.of(lines)), log.name
+            rows = row_scan.clean_rows(Joined.of(lines))
+            if rows is not None:
+                assert not damaged and rows == slow == row_scan.slow_rows(lines)
+                by_rows += "|" in joined.doc
+            elif "|" in joined.doc and PIPE_PREFIX_AT_START.search(joined.doc):
+                piped += 1
+                assert damaged
+    assert by_rows > 40 and piped > 80
+
+
+def test_a_tail_coloured_all_through_has_its_codes_stripped() -> None:
+    """Where a row a new tag starts holds colour codes past its tag, the tags are taken off
+    the text without codes (no replace of the coloured tags that would leave codes): the
+    same text, to the character."""
+    records = [
+        f"\x1b[0;36m{_TAG}\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-29 16:19:50\x1b[0m x",
+        f"\x1b[1;36m{_CORE}\x1b[0;0m \x1b[33mWARNING\x1b[0m \x1b[90m11-29 16:19:51\x1b[0m y",
+        f"\x1b[0;36m{_TAG}\x1b[0;0m plain",
+    ]
+    cases = [records, records[::-1], [f"{_TAG} \x1b[31mERROR\x1b[0m z", *records]]
+    cases += [logtail.read_tail(log) for log in LOGS if "\x1b[0m" in log.read_text("utf-8")]
+    for lines in cases:
+        joined = Joined.of(lines)
+        rows = row_scan._rows(lines, joined.doc)
+        assert rows is not None
+        tags, _, starts = rows
+        if "\x1b[0m" in "".join(lines):
+            assert starts is None, lines[:2]
+        plain = Joined.of(lines).plain
+        for tag in tags:
+            plain = plain.replace("\n" + tag + " ", "\n\x01")
+        assert row_scan._untagged(joined, tags, starts) == plain

@@ -24,7 +24,7 @@ from operator import not_
 import regex
 
 from .joined import Joined
-from .wrappers import OTHER_PREFIX_AT_START, Lazy
+from .wrappers import OTHER_PREFIX_AT_START, PIPE_PREFIX_AT_START, Lazy
 
 TAG = r"\([A-Za-z][\w =.-]*? pid=\d+\)"
 """vLLM's process tag, as a line's head reads it."""
@@ -114,8 +114,10 @@ def clean_rows(joined: Joined) -> list[int] | None:
     the tail surely needs no per-line repair; None when that is not sure."""
     doc = joined.doc
     lines = joined.lines
-    if lines is None or "|" in doc or "␛" in doc or "\x01" in doc:
+    if lines is None or "␛" in doc or "\x01" in doc:
         return None
+    if "|" in doc and PIPE_PREFIX_AT_START.search(doc) is not None:
+        return None  # a `|` gutter at a line's start (a `|` elsewhere: a bar, a table)
     if (_CARET_OR_BARE_RESET if "\x1b" in doc else _CARET_OR_RESET).search(doc) is not None:
         return None
     rows = _rows(lines, doc)
@@ -158,13 +160,15 @@ def _rows(
     lines: Sequence[str], doc: str
 ) -> tuple[list[str], list[int], list[str] | None] | None:
     """(the process tags rows start with, as in the plain text; the slow rows; the tags as
-    rows start with them, coloured or not, None where one is not passed over), or None
-    where a row may start with a wrapper or the tags are too many. Each row is tested
-    once: a new start to pass over goes into the tuple, and the rows after it are tested
-    with the new tuple, by the same iterator."""
+    rows start with them, coloured or not, None where one is not passed over, or where a
+    row that a new tag starts holds colour codes past it: a tail coloured all through,
+    whose tags taken off the coloured text would leave codes, and `_untagged` strip the
+    codes after all), or None where a row may start with a wrapper or the tags are too
+    many. Each row is tested once: a new start to pass over goes into the tuple, and the
+    rows after it are tested with the new tuple, by the same iterator."""
     starts: tuple[str, ...] = _STARTS
     seen: set[str] = set()
-    long_tag = False
+    long_tag = coloured = False
     tags: dict[str, None] = {}
     slow: list[int] = []
     it = iter(lines)
@@ -188,6 +192,8 @@ def _rows(
                             return None
                         seen.add(m[0])
                         starts = (m[0], *starts)
+                        # colour codes past the tag: its row's other codes are the text's too
+                        coloured = coloured or "\x1b" in t[m.end() :]
                         break  # (a quick row: a tag, or a colour code)
                     long_tag = long_tag or m[0] not in seen  # (its ` pid=` past 80 characters)
             if c not in _SAFE and _OTHER_AT.match(t) is not None:
@@ -196,7 +202,7 @@ def _rows(
             if k and c != "\x1b" and not (c == "(" and " pid=" in t[:80]) and t.strip():
                 slow.append(k)
         else:
-            return list(tags), slow, None if long_tag else list(seen)
+            return list(tags), slow, None if long_tag or coloured else list(seen)
 
 
 def slow_row(t: str) -> bool:

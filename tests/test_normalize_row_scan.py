@@ -177,3 +177,52 @@ def test_a_tail_coloured_all_through_has_its_codes_stripped() -> None:
         for tag in tags:
             plain = plain.replace("\n" + tag + " ", "\n\x01")
         assert row_scan._untagged(joined, tags, starts) == plain
+
+
+_C = f"\x1b[0;36m{_TAG}\x1b[0;0m"
+
+
+@pytest.mark.parametrize(
+    ("lines", "damaged"),
+    [
+        ([f"{_C} {_RECORD}", f"{_C} x[0m y"], True),  # a bare reset
+        ([f"{_C} {_RECORD}", f"{_C} x\x1b[1m[0m y"], True),  # one right after a code
+        ([f"{_C} {_RECORD}", f"{_C} x[0;0m"], True),
+        ([f"{_C} {_RECORD}", f"{_C} x[\x1b[1m0m y"], False),  # one the strip makes: not one
+        ([f"{_C} {_RECORD}", f"{_C} x^[[0;36m y"], True),  # caret notation
+        ([f"{_C} {_RECORD}", f"{_C} x^\x1b[1m[[ y"], False),
+        ([f"{_TAG} {_RECORD}", f"{_TAG} x^[[0m y"], True),
+        ([f"{_TAG} {_RECORD}", f"{_TAG} x[0m"], True),
+        ([f"{_TAG} {_RECORD}", "[0m"], True),
+        ([f"{_TAG} {_RECORD}", f"{_TAG} [1] x [0]m y"], False),
+    ],
+)
+def test_caret_codes_and_bare_resets_are_found_without_codes(
+    lines: list[str], damaged: bool
+) -> None:
+    """The caret and bare-reset search reads the text without codes and tags: what it finds
+    in the coloured text it finds there; where the strip made one, the scans answer."""
+    assert damage_check.check(Joined.of(lines))[0] is damaged
+    assert damage_check._damaged(Joined.of(lines)) is damaged
+
+
+def _fence_after_indent(t: str) -> bool:
+    return ("`" in t or "~" in t or "<" in t) and t.lstrip(" \t").startswith(row_scan._FENCES)
+
+
+def test_a_row_that_starts_blank_or_with_a_bracket_is_wrapped_only_by_a_fence() -> None:
+    """`_OTHER_AT` on a row that starts with a blank or `<` finds only a fence after the
+    indent: no tool's prefix starts so. Rows of the corpus and of its damaged copies, and
+    every damage's prefix and every fence behind blanks."""
+    rows = [row for lines in [logtail.read_tail(log) for log in LOGS[::3]] for row in lines]
+    rows += [row for log in LOGS[::9] for d in damages.DAMAGES for row in d.apply(
+        logtail.read_tail(log))]  # fmt: skip
+    heads = [d.apply([_RECORD])[0] for d in damages.DAMAGES]
+    heads += [*row_scan._FENCES, "```python", "~~~ ", "<details><summary>x</summary>", "> x"]
+    rows += [lead + h for lead in ("", " ", "  ", "\t", " \t ", "<", " <") for h in heads]
+    checked = 0
+    for t in rows:
+        if t[:1] in (" ", "\t", "<"):
+            checked += 1
+            assert (row_scan._OTHER_AT.match(t) is not None) == _fence_after_indent(t), t[:80]
+    assert checked > 1000

@@ -1,0 +1,104 @@
+"""Benchmark: classify on hostile 16 KB rows of every short repeated unit, after five heads.
+
+Run: python bench/bench_hostile.py [--limit-ms 50] [--rows 40] [--units UNIT ...] [--all]
+
+bench_classify.py times 27 chosen 400 x 16 KB shapes; this one sweeps what nobody chose.
+Every row is one short unit repeated to 16 KB (each row shifted and numbered, so no two rows
+of a tail are equal), alone or in the place a real line puts a message: after an ERROR
+record, after a Python exception line, inside an ERROR record, inside a tagged record. The
+units are every character of a set of 44 that patterns stop at (letters of both cases,
+digits, punctuation, blanks, a block character, an accented letter, ESC), every pair of
+them (--all; ~8,000 cases, several minutes), and ~60 longer pieces of vLLM's own lines
+(record heads, tags, frames, colour codes, exception names).
+
+Each case is classified once warm and then timed (CPU time), and scaled to a 400-row
+tail: the figure issue 10 bounds at 50 ms. A pattern that backtracks on a unit shows as
+seconds. Not a timed test: the figures are the machine's; the worst cases and the count
+over the limit are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections.abc import Callable
+
+from vllm_bootdiag import classify
+
+CHARS = [*"Aa0.,:;-_()[]{}<>'\"`~^|/\\=+*?!@#%& \t", "█", "é", "\x1b"]
+PIECES = [
+    "A.b", "a. ", "Error: ", "INFO ", 'File "', "  File ", "pid=1) ", "(a pid=1) ", "01-02 ",
+    "03:04:05 ", "[a.py:1] ", "\x1b[0m", "^[[", "> ", "| ", "    ",
+    "Traceback (most recent call last)", "usage: ", "ERROR:     ", "a.b.c", "A1.", "Aa.", "_a.",
+    "A_.", "a:", "Error", "Exception ", "%|",
+    "it/s]", "s/it]", "pid=", "(a)", "[rank0]:", "W1129 ", '{"log":"', "\\n", "0;", "[0", ";0m",
+    "Ab", "e.g. ", "1.0 ", "v0.", "0.1", "E ", "Ab ", "AbError ", "a.Error", "ValueError: ",
+    "Error: a", ": error: ", "INFO 01-02 03:04:05 [", "ERROR 01-02 03:04:05 [", "]", "] ",
+    "a.py:1", ".py:", "(APIServer pid=1) ", "█ ", "▀▄", "\u00a0", "é ", "Ab.", "AB", "aB", "A-",
+    "A_", "a_", "aError.", "rError.", "Errorr.", "Err.",
+]  # fmt: skip
+WIDTH = 16_384
+
+
+def _row(unit: str, i: int) -> str:
+    run = unit * (WIDTH // len(unit) + 1)
+    return run[i % len(unit) :][: WIDTH - 16] + f" {i}"
+
+
+HEADS: dict[str, Callable[[str, int], list[str]]] = {
+    "alone": lambda u, n: [_row(u, i) for i in range(n)],
+    "after_error": lambda u, n: [
+        x for i in range(n // 2) for x in ("ERROR 01-02 03:04:05 [a.py:1] boom", _row(u, i))
+    ],
+    "after_exc": lambda u, n: [x for i in range(n // 2) for x in ("ValueError: boom", _row(u, i))],
+    "in_record": lambda u, n: ["ERROR 01-02 03:04:05 [a.py:1] " + _row(u, i) for i in range(n)],
+    "tagged": lambda u, n: [
+        "(EngineCore_DP0 pid=1) ERROR 01-02 03:04:05 [a.py:1] " + _row(u, i) for i in range(n)
+    ],
+}
+
+
+def units(every_pair: bool) -> list[str]:
+    pairs = ["".join(p) for p in itertools.product(CHARS, repeat=2)] if every_pair else []
+    return [*CHARS, *pairs, *PIECES]
+
+
+def per_400_rows(unit: str, head: str, rows: int) -> float:
+    """CPU milliseconds of one warm classify of `rows` such rows, scaled to 400 rows."""
+    tail = HEADS[head](unit, rows)
+    classify(tail)
+    t0 = time.process_time()
+    classify(tail)
+    return (time.process_time() - t0) / len(tail) * 400 * 1000
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit-ms", type=float, default=50.0)
+    ap.add_argument("--rows", type=int, default=40)
+    ap.add_argument("--all", action="store_true", help="every pair of characters too")
+    ap.add_argument("--units", nargs="*", help="these units only (Python escapes read)")
+    args = ap.parse_args()
+    chosen = (
+        [u.encode().decode("unicode_escape") for u in args.units]
+        if args.units
+        else units(args.all)
+    )
+    results = []
+    for unit in chosen:
+        for head in HEADS:
+            ms = per_400_rows(unit, head, args.rows)
+            results.append((ms, head, unit))
+            if ms > args.limit_ms:
+                print(f"{ms:9.1f} ms per 400 rows  {head:12s} {unit!r}", flush=True)
+    results.sort(reverse=True)
+    over = sum(1 for r in results if r[0] > args.limit_ms)
+    print(f"{len(results)} cases; {over} over {args.limit_ms:g} ms per 400 rows; worst:")
+    for ms, head, unit in results[:10]:
+        print(f"  {ms:9.1f}  {head:12s} {unit!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

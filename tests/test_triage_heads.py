@@ -1,5 +1,6 @@
-"""The triage scan leaves out a progress record whose message starts with no marker
-branch's literal head (`timeline.MESSAGE_STARTS`), and reads a progress record it keeps
+"""The triage scan leaves out a progress record whose message `timeline.MESSAGE_STARTS`
+does not match (a marker branch's literal head, a banner's word, a `[tag] ` before one),
+and reads a progress record it keeps
 whole from the text without colour codes: each shortcut against the long way (every line
 sorted, `progress_key` on every message), on the corpus's progress messages, messages that
 share a head's first characters, and records whose tag, level or timestamp `_record_end`
@@ -63,7 +64,7 @@ def test_each_branch_and_its_head_are_what_re_parses() -> None:
             head = timeline._literal_head(branch)
             # `re` folds a literal the next item repeats into the repeat: ours stops there
             assert _parsed_head(branch).startswith(head), (m.key, branch, head)
-            assert len(head) >= 2 and head in timeline.MESSAGE_STARTS
+            assert len(head) >= 2 and head in timeline.MESSAGE_HEADS
 
 
 @pytest.mark.parametrize(
@@ -107,22 +108,65 @@ def _messages() -> list[str]:
     return list(seen)
 
 
-def test_a_message_no_head_starts_is_no_marker_on_the_corpus() -> None:
-    starts = timeline.MESSAGE_STARTS
+_STARTS = re.compile(timeline.MESSAGE_STARTS)
+
+
+def test_a_message_the_starts_leave_out_is_no_marker_on_the_corpus() -> None:
     left_out = 0
     for message in _messages():
-        rest = message
-        if rest[:1] == "[" and rest.find("] ") > 0:
-            rest = rest[rest.find("] ") + 2 :]
-        if not message.startswith(starts) and not rest.startswith(starts):
+        if _STARTS.match(message) is None:
             assert timeline.progress_key(message) is None, message
             left_out += 1
     assert left_out > 100  # the shortcut leaves out real lines, not none
 
 
+_PIECES = ("[", "]", "] ", "[tag] ", " ", "█", "▀", "▄", "version", "version ", "model ",
+           "model\t", "x", "Mo", "Model loading took", "Using cache directory", "\t", "(", ")")  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=8),
+    st.integers(0, 3),
+    st.sampled_from(("", " ", "█", "a")),
+)
+def test_every_message_a_marker_reads_is_one_the_starts_keep(
+    pieces: list[str], runs: int, run: str
+) -> None:
+    # runs of block characters or tag characters around `_RUN` (64), and short ones
+    for message in (
+        "".join(pieces),
+        run * (62 + runs) + "".join(pieces),
+        "[" + run * (62 + runs) + "] " + "".join(pieces),
+    ):
+        if timeline.progress_key(message) is not None:
+            assert _STARTS.match(message) is not None, message
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "[Ex] Using x",
+        "[a]b] Model loading took 1 GiB",
+        "[" + "a" * 70 + "] Model loading took 1 GiB",
+        "       █     █     █▄   ▄█",
+        " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.30.0",
+        "█" * 70 + " version 1.0",
+        " " * 70 + "█ model x",
+        "[x] [y] Model loading took 1 GiB",
+        "[x]",
+        "[x] ",
+        "[x] █ version 1",
+    ],
+)
+def test_bracket_and_banner_messages_sort_as_every_line_sorts(message: str) -> None:
+    rec = "INFO 01-02 03:04:05 [x.py:1] "
+    _same([rec + message, "(APIServer pid=1) " + rec + message])
+
+
 # messages that share a head's first characters, or are a head cut short
 _NEAR = sorted(
-    {h[:k] + tail for h in timeline.MESSAGE_STARTS[5:] for k in (2, len(h) - 1, len(h))
+    {h[:k] + tail for h in timeline.MESSAGE_HEADS for k in (2, len(h) - 1, len(h))
      for tail in ("", " 1.5 GiB", "x")}
 )  # fmt: skip
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 
 from . import versions
 from .outcomes.lifecycle import error_looking_at_start, may_look_like_error
@@ -75,6 +76,8 @@ class Boots:
 _ONE = Boots((0,))
 
 
+_TAG_LEN = len(_API_TAG)
+_KEY = itemgetter(1)
 _API_REACH = 40 + len(_API_TAG)
 """The tag opens the line (after ANSI or a runtime prefix): it starts within 40 characters,
 so no search goes further (a 16 KB line costs what a short one does)."""
@@ -85,7 +88,7 @@ def _api_pid(line: str) -> str | None:
     if k < 0:
         return None
     end = line.find(")", k)
-    return line[k + len(_API_TAG) : end] if end > 0 else None
+    return line[k + _TAG_LEN : end] if end > 0 else None
 
 
 def _last_failure(tail: Tail, start: int, end: int) -> int | None:
@@ -205,15 +208,22 @@ def _walk(
     """`find`'s walk over the events, where `imports` are the import lines from `edge` on;
     None where a line before `edge` holds a server's tag and no event before it set the pid
     (an import line there may have: the caller searches them all)."""
+    markers = tail.markers
     weak = [(i, "import", "", "") for i in imports]
-    weak += [(i, _RAW_BUSY, "", "") for lit, _p, _d in _RAW_MARKERS for i in tail.find(lit)]
-    events = sorted(tail.markers + weak) if weak else tail.markers
+    for literal, _phase, _device in _RAW_MARKERS:
+        raw = tail.find(literal)
+        if raw:
+            weak += [(i, _RAW_BUSY, "", "") for i in raw]
+    events = sorted(markers + weak) if weak else markers
     if not events:
         return _ONE
-    # a version tells boots apart only where two lines state one: else none is read
-    versioned = sum(1 for e in events if e[1] in _VERSION_KEYS) > 1
+    # a version tells boots apart only where two lines state one: else none is read (the
+    # weak events state none; counted in C)
+    versioned = sum(map(_VERSION_KEYS.__contains__, map(_KEY, markers))) > 1
     lines = tail.lines
     starts = [0]
+    last = 0
+    """Where the current boot starts (`starts[-1]`)."""
     version = None
     pid: str | None = None
     busy: int | None = None
@@ -229,18 +239,26 @@ def _walk(
         if versioned and key in _VERSION_KEYS:
             d = versions.detect((message,))
             found = d.version if d is not None else None
-        this_pid = _api_pid(lines[i])
+        line = lines[i]  # `_api_pid`, inline (a call per event costs more than its test)
+        k = line.find(_API_TAG, 0, _API_REACH)
+        this_pid = None
+        if k >= 0:
+            close = line.find(")", k)
+            if close > 0:
+                this_pid = line[k + _TAG_LEN : close]
         new = False
         if key in _OPENING_KEYS:
-            since = starts[-1] if busy is None else busy
+            since = last if busy is None else busy
             failed = _last_failure(tail, since, i) if since < i and i > after >= 0 else None
             busy = failed if failed is not None else busy
             new = busy is not None if key in _START_KEYS else failed is not None
-        other_version = found is not None and version is not None and found != version
-        other_server = this_pid is not None and pid is not None and this_pid != pid
-        new = new or other_version or other_server
-        if new and i > starts[-1]:
-            starts.append(min(i, busy + 1) if busy is not None and busy >= starts[-1] else i)
+        if not new:
+            new = (found is not None and version is not None and found != version) or (
+                this_pid is not None and pid is not None and this_pid != pid
+            )
+        if new and i > last:
+            last = min(i, busy + 1) if busy is not None and busy >= last else i
+            starts.append(last)
             busy = None
             version = None
             pid = None

@@ -22,7 +22,7 @@ from .rules.markers import _RAW_MARKERS as _RAW_MARKERS
 from .rules.markers import MARKERS as MARKERS
 from .rules.markers import PHASES as PHASES
 from .rules.markers import Marker as Marker
-from .text.triage import Tail
+from .text.triage import Tail, _any_start
 
 _K = TypeVar("_K")
 
@@ -154,11 +154,24 @@ def _heads() -> tuple[str, ...]:
     return tuple(sorted(heads))
 
 
-MESSAGE_STARTS: tuple[str, ...] = ("[", *sorted(_BANNER_CHARS), *_heads())
-"""What a message `progress_key` maps to a marker starts with: 0.32's `[tag] `, a banner
-character, or a marker branch's literal head (`Model loading took`, not `Mo`): the triage
-scan leaves out the progress lines that start with none, and a head's full text leaves
-out those that share only its first characters (`Using max model len`: `Using cache`)."""
+MESSAGE_HEADS: tuple[str, ...] = _heads()
+_RUN = 64
+"""How far the scan follows a banner's run of block characters, or a `[tag]`, before it
+leaves the line to `progress_key` (a 16 KB run costs the scan no more than 64 steps)."""
+_BANNER_AHEAD = rf"[ █▀▄]{{1,{_RUN}}}(?:{_WORD_1}|{_WORD_2})\s|[ █▀▄]{{{_RUN + 1}}}"
+"""A message a banner marker may match (` *[█▀▄][ █▀▄]*version\\s`, `model` alike): its
+word after a run of at most `_RUN` spaces and block characters, or a longer run."""
+_HEADS_AHEAD = _any_start(MESSAGE_HEADS)
+MESSAGE_STARTS: str = (
+    rf"(?:{_HEADS_AHEAD}|{_BANNER_AHEAD}"
+    rf"|\[(?![^\]\n]{{0,{_RUN}}}\] (?!{_HEADS_AHEAD}|{_BANNER_AHEAD})))"
+)
+"""Matches where a message starts that `progress_key` may map to a marker (the triage scan
+leaves out the progress lines whose message it does not match): a marker branch's literal
+head (`Model loading took`, not `Mo`: `Using max model len` shares only `Using cache`'s
+first characters), a banner's word after its block characters (not the banner's other
+lines), or 0.32's `[tag] ` unless the first `]` closes it with a space and what follows
+is neither (a `]` without one, or none within `_RUN` characters: kept)."""
 
 
 def progress_key(message: str) -> str | None:

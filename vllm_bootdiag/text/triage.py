@@ -69,7 +69,7 @@ def sort_line(line: str) -> tuple[str, str, int, str | None]:
     return CANDIDATE, text, j, None
 
 
-_CONCERN: dict[tuple[tuple[str, ...], bool], re.Pattern[str]] = {}
+_CONCERN: dict[tuple[str | tuple[str, ...], bool], re.Pattern[str]] = {}
 _SOURCE_MAX = 256
 """The longest record source (`[api_server.py:1043]`) the scan reads; a record whose
 source runs longer is sorted (`sort_line` reads any), so no 16 KB line without a `]` costs
@@ -110,11 +110,12 @@ def _any_start(starts: tuple[str, ...]) -> str:
     return "|".join(alts) if alts else "(?!)"
 
 
-def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
+def _concern(starts: str | tuple[str, ...]) -> re.Pattern[str]:
     """Matches at the newline before each line, in "\\n" + the joined text, and captures
     nothing when `sort_line` would call the line SKIP (a WARNING record, torch's warning,
     a traceback frame, raw or after a record or a process tag) or PROGRESS with a message
-    that starts with none of `starts` (which no marker reads). Otherwise it captures what
+    that starts with none of `starts` (which no marker reads; where `starts` is one string,
+    it is a pattern's source, matched where the message starts). Otherwise it captures what
     the line starts with: two or more characters where `sort_line` must read the line (a
     progress record, a runtime's prefix), one (or the newline of an empty line) where the
     line is a CANDIDATE (no sort needed). So `findall` gives one string per line, empty
@@ -127,10 +128,17 @@ def _concern(starts: tuple[str, ...]) -> re.Pattern[str]:
     return _CONCERN.get((starts, False)) or _compile(starts, False)
 
 
-def _compile(starts: tuple[str, ...], untagged: bool) -> re.Pattern[str]:
+def _ahead(starts: Sequence[str]) -> str | tuple[str, ...]:
+    """The key `_concern` caches a pattern by: `starts` as given where it is a pattern's
+    source (one string), else the literal starts as a tuple."""
+    return starts if isinstance(starts, str) else tuple(starts)
+
+
+def _compile(starts: str | tuple[str, ...], untagged: bool) -> re.Pattern[str]:
     """`_concern`'s pattern; `untagged`: for `Joined.untagged`, where `\\x01` stands for a
     process tag and its space taken off (`logline`'s tag: a raw frame after it is one)."""
     took = "\x01|" if untagged else ""
+    ahead = starts if isinstance(starts, str) else _any_start(starts)
     skip_at = f"(?:{_FRAME_AT}|{_TORCH_AT})"
     boring = (
         # a raw frame or torch warning, after a process tag (whose lazy search for
@@ -139,7 +147,7 @@ def _compile(starts: tuple[str, ...], untagged: bool) -> re.Pattern[str]:
         + r"[A-Za-z][^()\n\r]{0,80}? pid=\d+[^()\n\r]{0,200}\)(?: |(?! ))|)"
         + skip_at
         + rf"|(?:{took}\([^()\n\r]{{0,300}}\) ?|)(?:"
-        + f"(?:INFO|DEBUG){_STAMP}(?!{_any_start(starts)})"
+        + f"(?:INFO|DEBUG){_STAMP}(?!{ahead})"
         + f"|(?:WARNING|WARN){_STAMP}"
         + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT})"
     )
@@ -182,9 +190,9 @@ def _concerned(
     # sort_line reads the line: without colour codes
     untagged = _untagged(joined)
     if untagged is None:
-        pattern, text = _concern(tuple(starts)), joined.plain
+        pattern, text = _concern(_ahead(starts)), joined.plain
     else:  # no tag for the scan to read, line by line
-        key = (tuple(starts), True)
+        key = (_ahead(starts), True)
         pattern, text = _CONCERN.get(key) or _compile(*key), untagged
     if not wide:
         codes = pattern.findall(text)
@@ -242,7 +250,10 @@ class Tail:
         *,
         joined: Joined | None = None,
     ) -> None:
-        """`joined`: `lines` joined (`Joined.of(lines)`), when the caller has it already."""
+        """`marker_starts`: the literal starts of every message `progress` maps to a marker,
+        or one pattern's source that matches where each such message starts
+        (`timeline.MESSAGE_STARTS`); the other progress lines are not sorted. `joined`:
+        `lines` joined (`Joined.of(lines)`), when the caller has it already."""
         self.lines = list(lines)
         self._numbers = numbers
         """Each line's number in the original input (`Line.first`); None: 1, 2, ..."""
@@ -267,10 +278,10 @@ class Tail:
                 # a progress record, whole: `sort_line`'s text (no colour codes, no CR, no
                 # runtime prefix here), its tag taken off or not; message and timestamp
                 start = code.index("]", end) + 1
-                start += code.startswith(" ", start)
-                key = progress(code[start:])
+                message = code[start + 1 :] if code.startswith(" ", start) else code[start:]
+                key = progress(message)
                 if key is not None:
-                    markers.append((i, key, code[start:], code[end - 14 : end]))
+                    markers.append((i, key, message, code[end - 14 : end]))
                 continue
             kind, text, start, ts = sort_line(lines[i])
             if kind == CANDIDATE:

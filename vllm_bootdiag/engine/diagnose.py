@@ -147,8 +147,7 @@ def _rank(outcome: _Outcome, rules: RuleSet) -> tuple[bool, int, bool]:
 
 
 def _part_of(outcome: _Outcome) -> frozenset[str]:
-    part_of: frozenset[str] = getattr(type(outcome), "PART_OF", frozenset())
-    return part_of
+    return type(outcome).PART_OF
 
 
 def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
@@ -161,20 +160,24 @@ def _merged(primary: _Outcome, found: list[_Outcome]) -> _Outcome:
     `PART_OF`).
     """
     update: dict[str, Any] = {}
-    evidence = list(primary.evidence)
     kind = getattr(primary, "kind", None)
+    names = outcomes.field_names(getattr(primary, "kind", "unknown"))
+    parts: list[_Outcome] = []
     for other in found:
         other_kind = getattr(other, "kind", None)
         if other is primary or (other_kind != kind and kind not in _part_of(other)):
             continue
-        for name in outcomes.field_names(getattr(primary, "kind", "unknown")):
+        parts.append(other)
+        for name in names:
             if getattr(primary, name) in (None, ()) and name not in update:
                 value = getattr(other, name, None)
                 if value not in (None, ()):
                     update[name] = value
-        evidence.extend(e for e in other.evidence[:1] if e not in evidence)
     if not update:
-        return primary
+        return primary  # (the evidence below is kept only with an update)
+    evidence = list(primary.evidence)
+    for other in parts:
+        evidence.extend(e for e in other.evidence[:1] if e not in evidence)
     update["evidence"] = tuple(evidence[:MAX_EVIDENCE])
     return primary.model_copy(update=update)
 

@@ -105,6 +105,9 @@ class _Outcome(BaseModel):
     """vLLM's own verdict on the KV cache's size: where a rule read one, the KV budget on
     the progress lines (which stands in for a verdict cut off the tail) is not read."""
 
+    PART_OF: ClassVar[frozenset[str]] = frozenset()
+    """Kinds this one is a part of (its numbers fill theirs where they lack them)."""
+
     READS_BELOW: ClassVar[Literal["pydantic_errors"] | None] = None
     """Where the lines under the rule's line hold this kind's details: `pydantic_errors`
     (the field and message pydantic prints under `N validation error for X`)."""

@@ -17,7 +17,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from operator import itemgetter
 
-from . import versions
 from .outcomes.lifecycle import error_looking_at_start, may_look_like_error
 from .rules.markers import _RAW_MARKERS
 from .text.triage import SEARCH_WIDTH, Tail
@@ -237,7 +236,7 @@ def _walk(
             tagged = False
         found = None
         if versioned and key in _VERSION_KEYS:
-            d = versions.detect((message,))
+            d = tail.stated_version(i, message)
             found = d.version if d is not None else None
         line = lines[i]  # `_api_pid`, inline (a call per event costs more than its test)
         k = line.find(_API_TAG, 0, _API_REACH)

@@ -22,6 +22,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, repeat
 
+from .. import versions
 from . import logline
 from .joined import Joined
 
@@ -236,6 +237,7 @@ class Tail:
         "_other_text",
         "_parsed",
         "_starts",
+        "_versions",
         "lines",
         "markers",
         "other",
@@ -295,6 +297,7 @@ class Tail:
         self._starts: list[int] | None = None
         self._parsed: dict[int, logline.LogLine] = {}
         self._found: dict[str, list[int]] = {}
+        self._versions: dict[int, versions.Detected | None] = {}
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -354,6 +357,16 @@ class Tail:
             if k + 1 >= len(starts):
                 break
             pos = text.find(literal, starts[k + 1])
+        return found
+
+    def stated_version(self, index: int, message: str) -> versions.Detected | None:
+        """`versions.detect((message,))` for the version marker at line `index` (`message`
+        is its message in `markers`), read once per tail: the boot walk and the diagnosis
+        both ask it of the same lines."""
+        memo = self._versions
+        if index in memo:
+            return memo[index]
+        found = memo[index] = versions.detect((message,))
         return found
 
     def number(self, index: int) -> int:

@@ -166,6 +166,9 @@ def adversarial_shapes() -> dict[str, list[str]]:
         "INFO stamps": [("INFO 01-02 03:04:05 [" * 780)[:16384]] * 400,
         "'  File \"' runs": [('  File "' * 2100)[:16384]] * 400,
         "quote >": ["> " * 8192] * 400,
+        # carriage returns (a redraw per character) and codes left open (`\x1b[`, no letter)
+        "'\\r' runs": ["\r" * 16384] * 400,
+        "open codes": ["\x1b[" * 8192] * 400,
     }  # fmt: skip
 
 

@@ -122,3 +122,14 @@ def test_a_long_joined_tail_loses_its_codes_line_by_line_as_the_pattern_takes_th
         joined = Joined.of(lines)
         assert len(joined.doc) >= 2**20
         assert joined.plain == logline.ANSI.sub("", joined.doc)
+
+
+def test_a_run_of_open_codes_is_answered_by_its_unit() -> None:
+    """A unit that ends in a code left open (`\\x1b[`, `\\x1b[1`) is still cut by its unit,
+    not by a step of the pattern per ESC: the next copy's ESC closes nothing."""
+    for unit in ("\x1b[", "[\x1b", "\x1b[1", "x\x1b[0;3", "\x1b[0m\x1b", "\x1b\x1b["):
+        for text in ((unit * 8192)[:16384], "ab" + (unit * 8192)[:16381]):
+            got = logline._repeated(text)
+            assert got is not None
+            assert got == logline.ANSI.sub("", text)
+            assert logline.strip_codes(text + "m") == logline.ANSI.sub("", text + "m")

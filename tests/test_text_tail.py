@@ -114,7 +114,9 @@ def test_stream_from_file_object() -> None:
 
 
 def test_old_import_path_is_the_new_module() -> None:
-    assert logtail.read_tail is text_tail.read_tail and logtail.LogReadError is text_tail.LogReadError
+    assert (
+        logtail.read_tail is text_tail.read_tail and logtail.LogReadError is text_tail.LogReadError
+    )
 
 
 def test_first_line_is_the_file_line_number(tmp_path: Path) -> None:
@@ -126,7 +128,9 @@ def test_first_line_is_the_file_line_number(tmp_path: Path) -> None:
     assert text_tail.read(p, 400, number_lines=False).first_line is None
 
 
-def test_first_line_not_counted_past_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_line_not_counted_past_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p = tmp_path / "log"
     p.write_bytes(b"x" * 99 + b"\n" * 1 + b"y\n" * 100_000)
     monkeypatch.setattr(text_tail, "COUNT_LIMIT_BYTES", 1000)
@@ -165,7 +169,9 @@ def test_fifo_with_a_writer_is_read_as_a_stream(tmp_path: Path) -> None:
 def test_dev_stdin_from_a_pipe_is_read() -> None:
     """`cat LOG | reader /dev/stdin`: the path is a pipe with st_size 0, not an empty file."""
     code = "from vllm_bootdiag.text import tail; t = tail.read('/dev/stdin'); print(len(t.lines), t.lines[-1])"
-    r = subprocess.run([sys.executable, "-c", code], input=KV_LOG.read_bytes(), capture_output=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", code], input=KV_LOG.read_bytes(), capture_output=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     last = KV_LOG.read_text().splitlines()[-1]
     assert r.stdout.decode().strip() == f"{len(KV_LOG.read_text().splitlines())} {last}"
@@ -193,7 +199,9 @@ def test_compressed_logs_are_decompressed(tmp_path: Path, fmt: str, compress) ->
 
 def test_compressed_stdin_is_decompressed() -> None:
     data = gzip.compress(KV_LOG.read_bytes())
-    assert text_tail._read_stream(io.BytesIO(data), 5, "stdin").lines == logtail.read_tail(KV_LOG, 5)
+    assert text_tail._read_stream(io.BytesIO(data), 5, "stdin").lines == logtail.read_tail(
+        KV_LOG, 5
+    )
 
 
 def test_gzip_cut_short_keeps_what_it_held(tmp_path: Path) -> None:
@@ -261,7 +269,9 @@ def _split_reference(text: str, lines: int | None) -> list[str]:
     ),
     st.one_of(st.none(), st.integers(1, 5)),
 )
-def test_split_lines_fast_paths_agree_with_the_plain_one(parts: list[str], lines: int | None) -> None:
+def test_split_lines_fast_paths_agree_with_the_plain_one(
+    parts: list[str], lines: int | None
+) -> None:
     """Lines are only redrawn and cut where some line needs it; the result is the same."""
     text = "".join(parts)
     assert text_tail.split_lines(text, lines) == _split_reference(text, lines)
@@ -270,3 +280,41 @@ def test_split_lines_fast_paths_agree_with_the_plain_one(parts: list[str], lines
 @given(st.binary(max_size=64))
 def test_decode_drops_nuls_as_it_did(data: bytes) -> None:
     assert text_tail.decode(data) == data.decode("utf-8", errors="replace").replace("\x00", "")
+
+
+def _last_redraw_reference(line: str) -> str:
+    """`_last_redraw` as first written: every `\\r`-part tested."""
+    if "\r" not in line:
+        return line
+    parts = [p for p in line.split("\r") if p.strip()]
+    return parts[-1] if parts else ""
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["\r", " ", "\t", "\u3000", "\x1c", "\x85", "x", "ok "]),
+            st.text(max_size=6),
+        ),
+        max_size=16,
+    ).map("".join)
+)
+def test_a_redrawn_line_keeps_what_its_parts_say(line: str) -> None:
+    line = line.replace("\n", "")
+    assert text_tail._last_redraw(line) == _last_redraw_reference(line)
+
+
+def test_a_run_of_carriage_returns_is_not_split() -> None:
+    """16 KB of `\\r` (or of `\\r` and a space): no part is made, one per character."""
+    for line in ("\r" * 16384, "\r " * 8192, "x" + "\r" * 16383, "\r" * 16383 + "y"):
+        assert text_tail._last_redraw(line) == _last_redraw_reference(line)
+    real_split = str.split
+    calls = []
+
+    class Line(str):
+        def split(self, *a, **k):  # type: ignore[no-untyped-def]
+            calls.append(a)
+            return real_split(self, *a, **k)
+
+    assert text_tail._last_redraw(Line("\r" * 16384)) == ""
+    assert calls == []

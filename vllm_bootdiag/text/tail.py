@@ -69,11 +69,13 @@ def split_lines(text: str, lines: int | None = DEFAULT_LINES) -> list[str]:
     like a terminal, we keep what was drawn last. Only the last `lines` lines
     are kept (all of them when `lines` is None).
     """
+    out = text.split("\n")
     redrawn = "\r" in text
     if redrawn:
-        text = text.replace("\r\n", "\n")
-        redrawn = "\r" in text
-    out = text.split("\n")
+        # A `\r` before a `\n` goes, as `text.replace("\r\n", "\n")` says, without that
+        # search for the pair: it crawls through a run of `\r` (6.5 MB of them: 90 ms).
+        out[:-1] = [s[:-1] if s[-1:] == "\r" else s for s in out[:-1]]
+        redrawn = any(["\r" in s for s in out])
     if out and out[-1] == "":
         out.pop()
     if lines is not None and len(out) > lines:
@@ -90,8 +92,14 @@ def _last_redraw(line: str) -> str:
     """The text a terminal shows for a line redrawn with carriage returns."""
     if "\r" not in line:
         return line
-    parts = [p for p in line.split("\r") if p.strip()]
-    return parts[-1] if parts else ""
+    # The last of its `\r`-parts that is not blank (what `[p for p in line.split("\r") if
+    # p.strip()][-1]` says, without a step per part: 16 KB of `\r` cost that 0.8 ms): the
+    # part that holds the line's last character that is not white space.
+    last = len(line.rstrip())  # (`\r` is white space: trailing blank parts go too)
+    if last == 0:
+        return ""
+    end = line.find("\r", last)
+    return line[line.rfind("\r", 0, last) + 1 : end if end >= 0 else len(line)]
 
 
 def decode(data: bytes) -> str:

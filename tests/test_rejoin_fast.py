@@ -14,6 +14,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,13 +70,17 @@ def test_rows_read_from_another_text_are_rows() -> None:
     )
 
 
+_EXCEPTION = regex.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
+"""An exception's line as `rejoin._is_error` first read it (the long way)."""
+
+
 def _is_error_long(text: str) -> bool:
     head = rejoin._HEAD.match(text)
     msg = text[head.end() :] if head is not None else text
     if rejoin._PYDANTIC_HEAD.search(msg):
         return False
     level = head["level"] if head is not None else None
-    return bool(rejoin._EXC.match(msg)) or level in ("ERROR", "CRITICAL")
+    return bool(_EXCEPTION.match(msg)) or level in ("ERROR", "CRITICAL")
 
 
 def _continues_long(prev: str, row: str) -> bool:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import re
 
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_bootdiag.text import damage_check, rejoin
-from vllm_bootdiag.text.collapsed import EXCEPTION
+from vllm_bootdiag.text import collapsed, damage_check, rejoin
 from vllm_bootdiag.text.damage_check import HEAD
+from vllm_bootdiag.text.joined import Joined
 
-_PYDANTIC_HEAD = re.compile(r"\d+ validation errors? for [\w.]+$")
+EXCEPTION = regex.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
+START = regex.compile(rejoin._START.pattern)
+"""The rejoin's patterns as they were, in the `regex` module: the long way."""
 
 
 def _is_error_long_way(text: str) -> bool:
@@ -27,7 +30,7 @@ def _is_error_long_way(text: str) -> bool:
 
 
 def _continues_long_way(prev: str, row: str) -> bool:
-    if rejoin._START.match(row) or " " not in row.strip() or not _is_error_long_way(prev):
+    if START.match(row) or " " not in row.strip() or not _is_error_long_way(prev):
         return False
     if row[:1].islower() or rejoin._CONTINUES.match(row):
         return True
@@ -53,6 +56,8 @@ def test_the_error_tests_answer_as_the_long_way(prev: str, row: str, pad: int) -
     prev += "x" * (pad * 400)
     assert rejoin._is_error(prev) == _is_error_long_way(prev)
     assert rejoin._continues(prev, row) == _continues_long_way(prev, row)
+    assert rejoin._starts(row) == (START.match(row) is not None)
+    assert rejoin._starts(prev) == (START.match(prev) is not None)
     if rejoin._is_error(prev):
         assert rejoin._has_error_word(prev)
 
@@ -74,17 +79,14 @@ def test_a_long_row_of_stamps_costs_no_searches_of_the_words() -> None:
 
         search = match
 
-    saved = rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC
-    rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC = (  # type: ignore[assignment]
-        Spy("start", saved[0]),
-        Spy("pydantic", saved[1]),
-        Spy("exception", saved[2]),
-    )
+    saved = rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD, rejoin._exception_at_start
+    rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD = Spy("start", saved[0]), Spy("pydantic", saved[1])  # type: ignore[assignment]
+    rejoin._exception_at_start = lambda text: calls.append("exception") or saved[2](text)  # type: ignore[assignment]
     try:
         assert not rejoin._continues(row, row)
         assert not rejoin._continues("ValueError " + row, row)
     finally:
-        rejoin._START, rejoin._PYDANTIC_HEAD, rejoin._EXC = saved
+        rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD, rejoin._exception_at_start = saved
     assert calls == ["exception"]  # (the second row starts as an exception's name does)
 
 
@@ -120,3 +122,56 @@ def test_one_scan_finds_the_records_each_levels_scan_finds(pieces: list[str], ti
         assert list(damage_check._records_inside(doc, inside, back)) == want
     got = [p for p in damage_check._records_inside(doc, None, 0) if doc[p - 1] != "\n"]
     assert sorted(got) == want
+
+
+def test_long_tails_of_open_codes_are_checked_as_the_plain_statement() -> None:
+    """400 x 16 KB of codes left open (`\\x1b[`), with a bare reset in one line or none: the
+    check's `m` before its searches for `[0m` says what the plain statement says."""
+    from test_normalize_damage_check import reference
+
+    for unit in ("\x1b[", "[\x1b", "\x1b[0;", "\x1b[0m\x1b["):
+        line = (unit * 8192)[:16384]
+        for odd in ("", "[0m", "[0;0m", "m", "\x1b[0m"):
+            lines = [line] * 399 + [line[:8000] + odd + line[8000:16000]]
+            doc = "\n".join(["", *lines])
+            want = reference(doc)
+            assert damage_check.damaged(doc) == want, (unit, odd)
+            assert damage_check.damaged(Joined.of(lines)) == want, (unit, odd)
+
+
+def _lines_of_long_way(parts: list[str]) -> list[str] | None:
+    """`collapsed.lines_of` with the exception's line found by its pattern."""
+    out: list[str] = []
+    for part in parts:
+        if part.startswith('File "'):
+            part = "  " + part
+            exc = EXCEPTION.search(part, part.find(", in ") + 5)
+            if exc is not None:
+                out.extend((part[: exc.start()].rstrip(), part[exc.start() :]))
+                continue
+        out.append(part)
+    return out if len(out) > 1 else None
+
+
+_FRAME_PIECES = (
+    'File "/x/a.py", line 3, in f', 'File "b.py", line 1, in <module>', " ", "ValueError: boom",
+    "torch.OutOfMemoryError: CUDA", "a.", "A.", "0.", "Error", ": ", "x", ".", "1Error: ", ", in ",
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_FRAME_PIECES), max_size=8).map("".join), max_size=4))
+def test_a_frames_exception_is_cut_where_the_pattern_finds_it(parts: list[str]) -> None:
+    assert collapsed.lines_of(parts) == _lines_of_long_way(parts)
+
+
+def test_a_frame_line_of_name_parts_is_cut_in_linear_time() -> None:
+    """16 KB of `A.` in a frame line run together with another: the pattern's search took
+    12 s for half of it; the answer is the one the pattern gives on a short copy."""
+    for run, tail in (("A.", ": "), ("A.", "Error: x"), ("a.0", "ValueError: x"), ("é.", "")):
+        cut = 'File "a", line 1, in f File "b", line 2, in '
+        many = run * (16000 // len(run))
+        got = collapsed.split_collapsed(cut + many + tail)
+        want = collapsed.split_collapsed(cut + run * 20 + tail)
+        assert want is not None and got is not None
+        assert [p.replace(many, "R") for p in got] == [p.replace(run * 20, "R") for p in want]

@@ -175,8 +175,11 @@ def _damaged(joined: Joined) -> bool:
         # any of it): where the text without codes has none, neither has the doc, and the
         # counts (10 ms each over 400 x 16 KB of codes) are not made.
         plain = joined.plain
-        reset = ("[0m" in plain and doc.count("[0m") > doc.count("\x1b[0m")) or (
-            "[0;0m" in plain and doc.count("[0;0m") > doc.count("\x1b[0;0m")
+        # (an `m` first, at memchr speed: a search for `[0m` crawls where the text is dense
+        # in characters that share its bloom bits, 35 ms over 6.5 MB of `\x1b[`; release's edit)
+        reset = "m" in plain and (
+            ("[0m" in plain and doc.count("[0m") > doc.count("\x1b[0m"))
+            or ("[0;0m" in plain and doc.count("[0;0m") > doc.count("\x1b[0;0m"))
         )
     else:
         reset = _LONG_SGR_ENDS[0].search(doc) is not None or (

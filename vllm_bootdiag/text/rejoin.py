@@ -14,8 +14,9 @@ from itertools import islice
 from operator import itemgetter
 from typing import overload
 
-from .collapsed import EXCEPTION as _EXC
 from .damage_check import HEAD as _HEAD
+from .exception_names import match as _exception_at_start
+from .exception_names import starts_line
 from .row_scan import slow_rows as _slow_rows
 from .wrappers import PREFIX_NAMES, Lazy
 
@@ -39,16 +40,19 @@ rate within its first 300 characters: `.*` before it cost a 16 KB row 0.65 ms),
 multiprocessing's `Process EngineCore:` header over a child's traceback. The long way of
 `_starts`, which the tests hold it to."""
 _BAR = r"|.{0,300}(?:%\||it/s\]|s/it\])"
-_START_BUT_BAR = Lazy(_START.pattern.replace(_BAR, "", 1))
+_NAME = r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
+_START_BUT_BAR = Lazy(_START.pattern.replace(_BAR, "", 1).replace(_NAME, "", 1))
 """`_START` less its bar's branch, which tries each of 300 places (2 us a row, 11 in a row
-of 300 characters, matched or not)."""
+of 300 characters, matched or not), and less its exception's or warning's name, which
+backtracked 10 ms on a 16 KB row of `A.` (`exception_names.starts_line` answers it in
+linear time; release's edit)."""
 _BAR_AT = Lazy(_BAR.removeprefix("|"))
 
 
 def _starts(row: str) -> bool:
     """`_START.match(row)`: its bar's branch only where the row's first 305 characters
     (the bar's rate within 300 of them, and its 5) hold a rate."""
-    if _START_BUT_BAR.match(row):
+    if _START_BUT_BAR.match(row) or starts_line(row):
         return True
     head = row[:305]
     return ("%|" in head or "it/s]" in head or "s/it]" in head) and bool(_BAR_AT.match(row))
@@ -81,15 +85,17 @@ def _is_error(text: str) -> bool:
     head = _HEAD.match(text)
     msg = text[head.end() :] if head is not None else text
     level = head["level"] if head is not None else None
-    if level not in ("ERROR", "CRITICAL") and not (msg[:1] in _NAME_STARTS and _EXC.match(msg)):
+    if level not in ("ERROR", "CRITICAL") and not (
+        msg[:1] in _NAME_STARTS and _exception_at_start(msg)
+    ):
         return False  # (anchored tests first: the pydantic head is searched for, 5 us a 16 KB row)
     # (the search of the whole message made last, and only where its literal is)
     return not (" validation error" in msg and _PYDANTIC_HEAD.search(msg))
 
 
 _NAME_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-"""How an exception's line (`_EXC`) starts: a row that starts otherwise is not matched (a
-16 KB row costs the `regex` module's match 5-8 us even so: it looks for `: ` first)."""
+"""How an exception's line (`exception_names.match`) starts: a row that starts otherwise is
+not one (and costs no search for its first `:`)."""
 
 
 def _continues(prev: str, row: str) -> bool:

@@ -17,6 +17,7 @@ from vllm_bootdiag.text import collapsed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
 import damages
+from test_normalize_collapsed import reference
 
 LOGS = sorted((Path(__file__).resolve().parent.parent / "corpus").glob("*/*.log"))
 
@@ -91,8 +92,6 @@ def test_dense_dashes_cut_alike_however_far_the_last_bracket(
 ) -> None:
     """Whichever search a stretch gets (the dash's for a short one, the colon's for a long
     one in a line dense in dashes), the cuts are the one alternation's (the long way)."""
-    from test_normalize_collapsed import reference
-
     line = pad * times
     for piece, at in splices:
         line = line[:at] + piece + line[at:]

@@ -2,7 +2,8 @@
 
 A tail with one outcome takes it as the primary without ranking and merging (the long
 way returns that very outcome): checked on every outcome of every corpus log, damaged
-copies too.
+copies too. A pydantic line's input value is read by string operations, held to its
+pattern; the boot's eager flag is looked for before its pattern runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ import importlib
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from vllm_bootdiag import classify
+from vllm_bootdiag.engine import outcome_fields
 from vllm_bootdiag.rules.ruleset import default_rules
 
 diagnose_module = importlib.import_module("vllm_bootdiag.engine.diagnose")
@@ -68,3 +73,61 @@ def test_was_eager_is_its_pattern_on_every_corpus_boot_and_near_misses() -> None
         assert remedy.was_eager(facts) == bool(remedy._EAGER_ARG.search(text)), text
         eager += remedy.was_eager(facts)
     assert eager >= 3 and len(texts) > 50
+
+
+def _input_value_long_way(text: str, start: int) -> str | None:
+    m = outcome_fields._INPUT_VALUE.search(text, start)
+    return m[1] if m else None
+
+
+def test_input_value_is_its_pattern_on_every_corpus_line() -> None:
+    seen = 0
+    for log in LOGS:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            cut = line.rfind(" [type=")
+            if cut >= 0:
+                got = outcome_fields.input_value(line, cut)
+                assert got == _input_value_long_way(line, cut), line
+                seen += got is not None
+    assert seen > 20
+
+
+_PIECES = st.sampled_from(
+    [", input_value=", ", input_type=", " [type=", "]", "\n", "abc", "é", "x_1", ",", " ", "=",
+     "input_type=", ", input", "\u0301", "[", "'a'"]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_PIECES, max_size=10), st.integers(0, 30))
+def test_input_value_is_its_pattern_on_generated_text(pieces: list[str], start: int) -> None:
+    text = "".join(pieces)
+    start = min(start, len(text))
+    assert outcome_fields.input_value(text, start) == _input_value_long_way(text, start), text
+
+
+_WORD = st.text(alphabet="ab_1é\u0301", min_size=0, max_size=3)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_PIECES, max_size=5), st.lists(_PIECES, max_size=5), _WORD, _PIECES, st.booleans())
+def test_input_value_is_its_pattern_on_pydantic_shaped_text(
+    head: list[str], value: list[str], word: str, junk: str, newline: bool
+) -> None:
+    text = "".join(head) + " [type=x" + ", input_value=" + "".join(value)
+    text += ", input_type=" + word + "]" + ("\n" if newline else "")
+    for t in (text, text + junk, junk + text):
+        cut = t.rfind(" [type=")
+        assert outcome_fields.input_value(t, max(cut, 0)) == _input_value_long_way(t, max(cut, 0))
+        assert outcome_fields.input_value(t, 0) == _input_value_long_way(t, 0), t
+
+
+def test_input_value_is_linear_on_a_16_kb_line() -> None:
+    import time
+
+    for unit in (", input_value=", ", input_value=a", "a, input_type=x]", ", input_type="):
+        text = "x [type=value_error" + unit * (16_000 // len(unit)) + ", input_type=str]"
+        outcome_fields.input_value(text, 0)
+        t0 = time.perf_counter()
+        outcome_fields.input_value(text, 0)
+        assert time.perf_counter() - t0 < 0.005, unit

@@ -59,6 +59,20 @@ HEADS: dict[str, Callable[[str, int], list[str]]] = {
 }
 
 
+def _pydantic(rows: int) -> list[str]:
+    """pydantic's error blocks, each detail line a run of `, input_value=` (planner's shape:
+    one search per line cost 15-40 ms)."""
+    out: list[str] = []
+    for k in range(rows // 3):
+        detail = "  Input should be x [type=y" + ", input_value=" * 1100 + "]"
+        out += [f"1 validation error for Config{k}", "field", detail]
+    return out
+
+
+SHAPES: dict[str, Callable[[int], list[str]]] = {"pydantic input_value runs": _pydantic}
+"""Multi-line shapes a unit and a head do not make."""
+
+
 def units(every_pair: bool) -> list[str]:
     pairs = ["".join(p) for p in itertools.product(CHARS, repeat=2)] if every_pair else []
     return [*CHARS, *pairs, *PIECES]
@@ -92,6 +106,15 @@ def main() -> int:
             results.append((ms, head, unit))
             if ms > args.limit_ms:
                 print(f"{ms:9.1f} ms per 400 rows  {head:12s} {unit!r}", flush=True)
+    for name, make in SHAPES.items():
+        tail = make(args.rows)
+        classify(tail)
+        t0 = time.process_time()
+        classify(tail)
+        ms = (time.process_time() - t0) / len(tail) * 400 * 1000
+        results.append((ms, "shape", name))
+        if ms > args.limit_ms:
+            print(f"{ms:9.1f} ms per 400 rows  shape        {name}", flush=True)
     results.sort(reverse=True)
     over = sum(1 for r in results if r[0] > args.limit_ms)
     print(f"{len(results)} cases; {over} over {args.limit_ms:g} ms per 400 rows; worst:")

@@ -131,3 +131,57 @@ def test_input_value_is_linear_on_a_16_kb_line() -> None:
         t0 = time.perf_counter()
         outcome_fields.input_value(text, 0)
         assert time.perf_counter() - t0 < 0.005, unit
+
+
+def _oom_kind_long_way(
+    tail: object, index: int, phases: list[tuple[int, str]], fallback: str
+) -> tuple[str, str | None]:
+    """`_oom_kind` over the traceback's every line, joined, as it read before."""
+    from vllm_bootdiag.rules import attribution
+
+    lines = tail.lines  # type: ignore[attr-defined]
+    start = max(0, index - attribution.FRAME_WINDOW)
+    frames = None
+    for j in range(index, start - 1, -1):
+        if "Traceback (most recent call last)" in lines[j]:
+            frames = "\n".join(lines[j:index])
+            break
+    if frames is None:
+        j = index
+        while j > start and outcome_fields._frame_text(lines[j - 1]).startswith(
+            attribution.FRAME_STARTS
+        ):
+            j -= 1
+        frames = "\n".join(lines[j:index])
+    if frames:
+        for kind, names, hint in attribution.FRAME_GROUPS:
+            if any(f in frames for f in names):
+                return kind, hint
+    before = [p for i, p in phases if i < index]
+    if before:
+        return attribution._PHASE_TO_OOM.get(before[-1], fallback), f"last phase: {before[-1]}"
+    return fallback, None
+
+
+def test_the_oom_kind_from_distinct_frame_lines_is_the_long_ways() -> None:
+    from vllm_bootdiag import timeline
+    from vllm_bootdiag.text.triage import Tail
+
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    frame = '  File "/x/vllm/worker/gpu_model_runner.py", line 1, in capture_model'
+    made = [
+        ["Traceback (most recent call last):", '  File "a.py", line 1', "", "", oom],
+        ["", "", "", oom],
+        ["  File " + "a" * 2000] * 30 + [frame] + ["  File " + "a" * 2000] * 30 + [oom],
+        ["Traceback (most recent call last):", frame, frame, "    x = y", oom, frame, oom],
+    ]
+    seen = 0
+    for lines in [*_tails(), *made]:
+        tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        phases = timeline.phase_lines(tail)
+        for index, line in enumerate(lines):
+            if "out of memory" in line:
+                got = outcome_fields._oom_kind(tail, index, phases, "device_oom")
+                assert got == _oom_kind_long_way(tail, index, phases, "device_oom"), index
+                seen += 1
+    assert seen > 50

@@ -33,7 +33,7 @@ def _detect(tail: Tail, hint: str | None) -> tuple[versions.Detected | None, str
     note when the two disagree: the log is the truth, a hint may be stale."""
     for i, key, message, _ts in tail.markers:
         if key in _VERSION_MARKERS:
-            found = versions.detect((message,))
+            found = tail.stated_version(i, message)  # `versions.detect((message,))`, once
             if found is not None:
                 logged = versions.Detected(found.version, "log", tail.number(i))
                 given = versions.parse_version(hint) if hint else None

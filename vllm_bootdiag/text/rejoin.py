@@ -41,18 +41,54 @@ multiprocessing's `Process EngineCore:` header over a child's traceback. The lon
 `_starts`, which the tests hold it to."""
 _BAR = r"|.{0,300}(?:%\||it/s\]|s/it\])"
 _NAME = r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
-_START_BUT_BAR = Lazy(_START.pattern.replace(_BAR, "", 1).replace(_NAME, "", 1))
+_SOURCE = r"|\S*\.py:\d+: "
+_ARGPARSE = r"|[\w .-]+: error: "
+_START_BUT_BAR = Lazy(
+    _START.pattern.replace(_BAR, "", 1)
+    .replace(_NAME, "", 1)
+    .replace(_SOURCE, "", 1)
+    .replace(_ARGPARSE, "", 1)
+)
 """`_START` less its bar's branch, which tries each of 300 places (2 us a row, 11 in a row
-of 300 characters, matched or not), and less its exception's or warning's name, which
+of 300 characters, matched or not), less its exception's or warning's name, which
 backtracked 10 ms on a 16 KB row of `A.` (`exception_names.starts_line` answers it in
-linear time; release's edit)."""
+linear time), and less its `file.py:N: ` (`_source_at_start`: 3.6 ms on a 16 KB row of
+`.py:`, quadratic in the `regex` module), and less argparse's `prog: error: `, asked
+alone (`_ARGPARSE_AT`: in the alternation it ran its class through a 16 KB row, 90-230 us;
+alone, its literal is looked for first: 5-10 us; release's edits)."""
+_ARGPARSE_AT = Lazy(_ARGPARSE.removeprefix("|"))
+_TWO_BLANKS = frozenset(("  ", " \t", "\t ", "\t\t"))
+"""How a row that `_START`'s `[ \t]{2}` reads starts: told before the branches that run
+through a 16 KB row of blanks first (1.3 ms)."""
+_SPACE = Lazy(r"\s")
+_SOURCE_END = Lazy(r"(?r)\.py:\d+:")
+
+
+def _source_at_start(row: str) -> bool:
+    """`regex.match(r"\\S*\\.py:\\d+: ", row)`: what comes before the space that ends it is
+    not white space, so that space is the row's first, and the `.py:N:` ends right before
+    it (each found by one scan: the row's `\\S*` and its search backtracked at each `.py:`)."""
+    if ":" not in row:  # (memchr: the search for a space runs through a row without one)
+        return False
+    space = _SPACE.search(row)
+    if space is None or row[space.start()] != " ":
+        return False
+    return _SOURCE_END.match(row, 0, space.start()) is not None
+
+
 _BAR_AT = Lazy(_BAR.removeprefix("|"))
 
 
 def _starts(row: str) -> bool:
     """`_START.match(row)`: its bar's branch only where the row's first 305 characters
     (the bar's rate within 300 of them, and its 5) hold a rate."""
-    if _START_BUT_BAR.match(row) or starts_line(row):
+    if (
+        row[:2] in _TWO_BLANKS
+        or _START_BUT_BAR.match(row)
+        or starts_line(row)
+        or _source_at_start(row)
+        or _ARGPARSE_AT.match(row)
+    ):
         return True
     head = row[:305]
     return ("%|" in head or "it/s]" in head or "s/it]" in head) and bool(_BAR_AT.match(row))
@@ -309,6 +345,20 @@ def _join_text(
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
         return "rejoin_wrapped", " "
-    if _has_error_word(prev_text) and _continues(prev_text, row):
+    if _may_be_error(prev_text) and _continues(prev_text, row):
         return "rejoin_reflowed", " "
     return "", ""
+
+
+def _may_be_error(text: str) -> bool:
+    """False only where `_is_error(text)` is: a row without an error word. A long row whose
+    head cannot run on (no indent, code or tag leads it) goes to `_is_error` as it is: its
+    head and its first `:` cost less there than six searches for the words, which crawl
+    through 16 KB of `Err.` (76-180 us a row; release's edit)."""
+    if len(text) < 1024 or text[:1] in _LONG_HEAD_LEADS:
+        return _has_error_word(text)
+    return True
+
+
+_LONG_HEAD_LEADS = frozenset(" \t\x1b(")
+"""How a head that `_HEAD` reads far into a row starts (indent, colour codes, a tag)."""

@@ -28,16 +28,24 @@ _K = TypeVar("_K")
 
 
 def _alternatives(start: str) -> list[str]:
-    """The top-level `|` alternatives of a marker's start pattern."""
+    """The top-level `|` alternatives of a marker's start pattern (an escaped character,
+    `\\(` or `\\|`, opens no group and splits nothing)."""
     out, depth, cur = [], 0, ""
+    escaped = False
     for ch in start:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "|" and depth == 0:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
             out.append(cur)
             cur = ""
-        else:
-            cur += ch
+            continue
+        cur += ch
     return [*out, cur]
 
 

@@ -69,7 +69,42 @@ def _pydantic(rows: int) -> list[str]:
     return out
 
 
-SHAPES: dict[str, Callable[[int], list[str]]] = {"pydantic input_value runs": _pydantic}
+def _boots(rows: int) -> list[str]:
+    """A new boot on every row: the API server's version line, the pid and version changing."""
+    return [
+        f"(APIServer pid={i}) INFO 11-29 17:28:40 [api_server.py:1] vLLM API server version "
+        f"0.{10 + i % 20}.0"
+        for i in range(rows)
+    ]
+
+
+def _engines(rows: int) -> list[str]:
+    """An engine's config line on every row, its version changing (each a boot start)."""
+    return [
+        f"(EngineCore pid={i}) INFO 11-29 17:28:40 [core.py:1] Initializing a V1 LLM engine "
+        f"(v0.{10 + i % 20}.0) with config: model='m{i}', " + "x=1, " * 300
+        for i in range(rows)
+    ]
+
+
+def _long_tags(rows: int) -> list[str]:
+    """A 16 KB process tag in front of every record."""
+    return [f"({'a' * 16_000} pid={i}) INFO 11-29 17:28:40 [core.py:1] x" for i in range(rows)]
+
+
+def _redrawn_bars(rows: int) -> list[str]:
+    """A progress bar redrawn 100 times with carriage returns on every row."""
+    bar = "\r".join(f"{k}% Completed | {k}/100 [00:0{k % 10}<00:00, 1.0it/s]" for k in range(100))
+    return [f"Loading safetensors checkpoint shards: {bar} {i}" for i in range(rows)]
+
+
+SHAPES: dict[str, Callable[[int], list[str]]] = {
+    "pydantic input_value runs": _pydantic,
+    "a boot on every row": _boots,
+    "an engine config on every row": _engines,
+    "16 KB process tags": _long_tags,
+    "progress bars redrawn by CR": _redrawn_bars,
+}
 """Multi-line shapes a unit and a head do not make."""
 
 

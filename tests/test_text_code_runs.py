@@ -133,3 +133,13 @@ def test_a_run_of_open_codes_is_answered_by_its_unit() -> None:
             assert got is not None
             assert got == logline.ANSI.sub("", text)
             assert logline.strip_codes(text + "m") == logline.ANSI.sub("", text + "m")
+
+
+def test_a_run_cut_anywhere_loses_its_codes_as_the_pattern_takes_them() -> None:
+    """A run of one code that starts and ends mid-code, with text after it (bench_hostile's
+    rows): where the 512-character window's end cuts a code, the replace is still tried."""
+    for unit in ("\x1b[0m", "\x1b[0;36m", "\x1b[1m\x1b[0m"):
+        for shift in range(len(unit)):
+            for end in ("", " 12", "\x1b[", "x"):
+                text = (unit * (16384 // len(unit) + 1))[shift:16370] + end
+                assert logline.strip_codes(text) == logline.ANSI.sub("", text), (unit, shift)

@@ -143,3 +143,37 @@ def test_a_run_cut_anywhere_loses_its_codes_as_the_pattern_takes_them() -> None:
             for end in ("", " 12", "\x1b[", "x"):
                 text = (unit * (16384 // len(unit) + 1))[shift:16370] + end
                 assert logline.strip_codes(text) == logline.ANSI.sub("", text), (unit, shift)
+
+
+@given(
+    st.text(alphabet="ab [m0;\x1b", max_size=30),
+    st.lists(st.sampled_from(_ESC_PIECES), min_size=1, max_size=12).map("".join),
+    st.integers(min_value=0, max_value=3000),
+    st.text(alphabet="ab [m0;\x1b12", max_size=40),
+)
+def test_a_run_of_a_unit_with_a_different_rest_loses_its_codes_as_the_pattern_takes_them(
+    head: str, unit: str, length: int, rest: str
+) -> None:
+    """A stretch repeating a unit (cut anywhere) and then a rest of other text (an open
+    code the rest may close, a line's number): `_cut` finds the stretch's end (speed's
+    edit, the lead's 23:23 item)."""
+    for text in (head + (unit * (length // len(unit) + 2))[:length] + rest,
+                 head.replace("\x1b", "") + (unit * 3000)[: 1024 + length] + rest):  # fmt: skip
+        assert logline.strip_codes(text) == logline.ANSI.sub("", text)
+
+
+def test_bench_hostile_rows_with_codes_lose_them_as_the_pattern_takes_them() -> None:
+    """bench_hostile's rows of units holding an ESC, shifted and numbered (a rest that breaks
+    the repetition), alone and after each head, and joined: the pattern's answer, and a
+    periodic stretch is found for each row."""
+    units = ["\x1b[", "[\x1b", "\x1b", "\x1b[0m", "\x1b[1", "a\x1b[32mb\x1b[0m ", "\x1b[0;", ";\x1b["]
+    for unit in units:
+        rows = []
+        for i in range(12):
+            run = unit * (16384 // len(unit) + 1)
+            rows.append(run[i % len(unit) :][: 16384 - 16] + f" {i}")
+        for text in [*rows, "\n".join(["", *rows]), "ERROR 01-02 03:04:05 [a.py:1] " + rows[3]]:
+            assert logline.strip_codes(text) == logline.ANSI.sub("", text), repr(unit)
+        at = rows[1].find("\x1b")
+        step = rows[1].find(rows[1][at : at + 32], at + 1) - at
+        assert logline._copies(rows[1], at, rows[1][at : at + step]) * step > 16000

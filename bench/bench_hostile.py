@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import time
 from collections.abc import Callable
 
@@ -98,12 +99,65 @@ def _redrawn_bars(rows: int) -> list[str]:
     return [f"Loading safetensors checkpoint shards: {bar} {i}" for i in range(rows)]
 
 
+def _every_rule(rows: int) -> list[str]:
+    """Every rule's first example in turn, its numbers shifted per row (planner's: a hit on
+    every line, an outcome per distinct one)."""
+    from vllm_bootdiag.rules.ruleset import default_rules
+
+    examples = [r.examples[0] for r in default_rules().rules]
+
+    def numbered(text: str, i: int) -> str:
+        return re.sub(r"\d{1,5}", lambda m: str(int(m[0]) + i), text)
+
+    return [numbered(examples[i % len(examples)], i // len(examples) + 1) for i in range(rows)]
+
+
+def _ooms_under_frames(rows: int) -> list[str]:
+    """A traceback, a graph-capture frame and a distinct CUDA OOM, again and again (planner's:
+    an outcome per OOM, each attributed from its frames)."""
+    out: list[str] = []
+    for k in range(rows // 3):
+        out += [
+            "Traceback (most recent call last):",
+            f'  File "/x/vllm/v1/worker/gpu_model_runner.py", line {k}, in capture_model',
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {k}.00 MiB. GPU 0 "
+            f"has a total capacity of 79.19 GiB of which {k}.00 MiB is free.",
+        ]
+    return out
+
+
+def _echoes(rows: int) -> list[str]:
+    """vLLM's echoes of a cause printed above the tail, and tracebacks, with no cause (planner's:
+    the unknown ends on an echo)."""
+    said = (
+        "RuntimeError: Engine core initialization failed. See root cause above. "
+        "Failed core proc(s): {}",
+        "ERROR 11-29 16:51:14 [core.py:1] EngineCore failed to start.",
+        "Traceback (most recent call last):",
+    )
+    return [f"(EngineCore_DP{i} pid={i}) {said[i % len(said)]}" for i in range(rows)]
+
+
+def _unknown_errors(rows: int) -> list[str]:
+    """Error-looking lines no rule reads, every one distinct (planner's: the unknown's search)."""
+    return [
+        f"ValueError: something went wrong number {i}"
+        if i % 2
+        else f"(EngineCore pid={i}) ERROR 11-29 16:51:14 [core.py:{i}] frobnicator {i} refused"
+        for i in range(rows)
+    ]
+
+
 SHAPES: dict[str, Callable[[int], list[str]]] = {
     "pydantic input_value runs": _pydantic,
     "a boot on every row": _boots,
     "an engine config on every row": _engines,
     "16 KB process tags": _long_tags,
     "progress bars redrawn by CR": _redrawn_bars,
+    "every rule's example, numbers shifted": _every_rule,
+    "distinct OOMs under frames": _ooms_under_frames,
+    "echoes without a cause": _echoes,
+    "unknown error lines": _unknown_errors,
 }
 """Multi-line shapes a unit and a head do not make."""
 

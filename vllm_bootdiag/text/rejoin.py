@@ -24,9 +24,13 @@ _STRONG_START = Lazy(
     r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]{0,32}m){0,8}\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
     r"|Traceback \(most recent|[ \t]{2}|\{\"(?:log|MESSAGE)\": ?\""
+    r"|\([^()\n]{0,200}\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
 )
 """A row that begins a line of its own even when the row above is full width (a docker
-json-file record too: a terminal wraps the record, not its message)."""
+json-file record too: a terminal wraps the record, not its message). A record behind any
+group in parentheses is one: the clean-tail check takes such a group for a process tag (Ray
+writes `(RayWorkerWrapper pid=3, ip=...)`), so a tag a paste garbled (`(EngineCore\xa0pid=1)`,
+a no-break space) must not put its record on the row above."""
 _START = Lazy(
     _STRONG_START.pattern
     + r"|During handling of|The above exception|usage: |[\w .-]+: error: "

@@ -53,7 +53,7 @@ def _at_head(doc: str, pos: int) -> bool:
 def reference(doc: str) -> bool:
     """`damaged`, said plainly: a wrapper at a line's start, caret or bare ANSI, or a
     sign that is not where vLLM puts it."""
-    if PREFIX_AT_START.search(doc) or "^[[" in doc or "␛[" in doc:
+    if PREFIX_AT_START.search(doc) or "^[[" in doc or "␛[" in doc or "\xa0" in doc:
         return True
     if re.search(r"(?<!\x1b)\[0(?:;0)?m", doc):
         return True

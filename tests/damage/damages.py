@@ -125,6 +125,12 @@ def caret_ansi(lines: Lines) -> Lines:
     return out
 
 
+def no_break_spaces(lines: Lines) -> Lines:
+    """Copied from a rendered page (a chat client, a web view of a CI log): every space a
+    no-break space."""
+    return [line.replace(" ", "\xa0") for line in lines]
+
+
 DAMAGES: tuple[Damage, ...] = (
     Damage("wrap80", _hard_wrap(80)),
     Damage("wrap100", _hard_wrap(100)),
@@ -149,6 +155,7 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("stern", _prefix("vllm-7d9f8b6c5-x2x7q vllm ")),
     Damage("launcher", _prefix("2026-01-02 03:04:05.678 [Error] (Process) ")),
     Damage("stage_tag", _prefix("[Stage-0] ")),
+    Damage("no_break_spaces", no_break_spaces),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

@@ -31,6 +31,7 @@ from .row_scan import (
     CARET,
     FRAME_INSIDE,
     LEVELS,
+    NO_BREAK_SPACE,
     RECORD,
     RECORD_INSIDE,
     SGR_END,
@@ -149,6 +150,8 @@ def check(joined: str | Joined) -> tuple[bool, list[int] | None]:
 def _damaged(joined: Joined) -> bool:
     """The check by the scans of the joined text, for any text."""
     doc = joined.doc
+    if NO_BREAK_SPACE in doc:
+        return True
     tagged: int | None
     if joined.lines is not None and len(doc) >= _LONG_TEXT:
         wrapped, tagged = _at_line_starts(joined)

@@ -22,6 +22,7 @@ from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .joined import Joined
 from .rejoin import ReadRows, Row, _rejoin
+from .row_scan import NO_BREAK_SPACE
 from .tail import DEFAULT_LINES
 from .wrappers import (
     FENCE,
@@ -56,6 +57,7 @@ class Repair(NamedTuple):
 
 
 STEPS: tuple[Repair, ...] = (
+    Repair("no_break_spaces", "no-break spaces a web page or chat client pasted for spaces"),
     Repair("json_file", "docker's json-file driver: the line is a JSON record around the text"),
     Repair("code_fence", "markdown code fences and <details> markup around a pasted log"),
     Repair("caret_ansi", "colour codes pasted as `^[[0;36m`, or with the ESC byte lost"),
@@ -70,6 +72,9 @@ STEPS: tuple[Repair, ...] = (
 def _per_line(text: str) -> tuple[list[str], list[str]]:
     """(rows, repair names) for one physical line: every step that needs no lookahead."""
     names: list[str] = []
+    if NO_BREAK_SPACE in text:  # (vLLM prints none: a paste from a rendered page made them)
+        text = text.replace(NO_BREAK_SPACE, " ")
+        names.append("no_break_spaces")
     rows: list[str] = [text]
     decoded = json_log(text)
     if (

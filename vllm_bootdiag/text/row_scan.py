@@ -107,12 +107,17 @@ start with a blank, less the `|` gutters this check leaves to the scans)."""
 _TRACEBACK = "Traceback (most recent call last)"
 
 
+NO_BREAK_SPACE = "\xa0"
+"""What a paste from a rendered page (a chat client, a web view of a log) puts for each
+space: vLLM prints none, so a tail holding one is repaired (found at memchr speed)."""
+
+
 def clean_rows(joined: Joined) -> list[int] | None:
     """The rows (past the first) that may go on their predecessor (see `slow_rows`) when
     the tail surely needs no per-line repair; None when that is not sure."""
     doc = joined.doc
     lines = joined.lines
-    if lines is None or "␛" in doc or "\x01" in doc:
+    if lines is None or "␛" in doc or "\x01" in doc or NO_BREAK_SPACE in doc:
         return None
     if "|" in doc and PIPE_PREFIX_AT_START.search(doc) is not None:
         return None  # a `|` gutter at a line's start (a `|` elsewhere: a bar, a table)

@@ -1,14 +1,15 @@
 """The matcher's prefilter never leaves out a rule whose literal the text holds.
 
 A rule is looked at only when its key token (its longest inner token) is a token of the
-tail's failure text and every other inner token is one too: wherever the literal occurs,
-each token it holds between two of its own whitespace characters is a token of the text.
-Checked on every corpus tail and on generated text around every rule's literal, Unicode
-whitespace included.
+tail's failure text (past `WIDE_TEXT`, every other inner token too): wherever the literal
+occurs, each token it holds between two of its own whitespace characters is a token of the
+text. Checked both ways on every corpus tail and its damaged copies, on long hostile
+shapes, and on generated text around every rule's literal, Unicode whitespace included.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -20,31 +21,70 @@ from vllm_bootdiag.rules.ruleset import default_rules
 from vllm_bootdiag.rules.schema import Rule
 from vllm_bootdiag.text.triage import Tail
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+sys.path.insert(0, str(ROOT / "tests" / "damage"))
+import damages  # noqa: E402
+
 RULES = default_rules()
 
 
-def _looked_at(tail: Tail) -> set[int]:
-    """Positions of the rules the prefilter lets through (before the literal search)."""
-    rests = match._word_index(RULES)[3]
+def _looked_at(tail: Tail, wide: bool = False) -> set[int]:
+    """Positions of the rules the prefilter lets through (before the literal search); `wide`:
+    as it does past `WIDE_TEXT` (every inner token tested, in a set of the text's tokens)."""
+    always, by_word, _entries, rests, _literals, keywords = match._word_index(RULES)
     tokens = match.tokens_of(tail)
-    picked = match._picked(RULES, tokens)
-    return {k for k in picked if tokens.issuperset(rests[k])}
+    picked = match._candidates(always, by_word, rests, keywords, tokens, wide)
+    assert picked == sorted(picked)
+    if not wide:
+        assert picked == match._picked(RULES, tokens)
+    return set(picked)
 
 
 def _holding(tail: Tail) -> set[int]:
     return {k for k, rule in enumerate(RULES.rules) if rule.literal in tail.other_text}
 
 
+def _both_ways(tail: Tail) -> int:
+    """The rules whose literal the tail holds pass the prefilter both ways (and so the
+    same rules are searched for: those it lets through, less those the text lacks)."""
+    holding = _holding(tail)
+    assert holding <= _looked_at(tail) and holding <= _looked_at(tail, wide=True)
+    return len(holding)
+
+
 def test_every_rule_a_corpus_tail_holds_is_looked_at() -> None:
     held = 0
     for log in sorted(CORPUS.glob("*/*.log")):
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+        for variant in (lines, *(d.apply(lines) for d in damages.DAMAGES)):
+            tail = Tail(variant, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+            held += _both_ways(tail)
+    assert held > 5000
+
+
+def test_a_wide_text_is_searched_for_the_same_rules() -> None:
+    """Past `WIDE_TEXT` the tokens come as a set and every inner token is tested: on the
+    bench's hostile shapes (every rule's example in 16 KB rows, key tokens without their
+    literals) both ways search for what the text holds."""
+    examples = [e for rule in RULES.rules for e in rule.examples[:1]]
+    keys = sorted(match._word_index(RULES)[1])
+    shapes = [
+        [f"ERROR 01-02 03:04:05 [a.py:1] {e} " + "x" * 16_000 for e in examples],
+        ["ValueError: " + " ".join(keys) * 40 for _ in range(40)],
+        [
+            f"RuntimeError: {k} " + "  ".join(e.replace(" ", "  ") for e in examples)
+            for k in range(40)
+        ],
+    ]
+    for lines in shapes:
         tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
-        holding = _holding(tail)
-        assert holding <= _looked_at(tail), log
-        held += len(holding)
-    assert held > 500
+        assert len(tail.other_text) > match.WIDE_TEXT
+        assert isinstance(match.tokens_of(tail), frozenset)
+        _both_ways(tail)
+        narrow = Tail(lines[:1], timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        assert isinstance(match.tokens_of(narrow), list)
+        _both_ways(narrow)
 
 
 _SPACE = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u2003", "\x1c", "\x85", ""])
@@ -64,7 +104,7 @@ def test_a_literal_anywhere_in_a_line_is_looked_at(
 ) -> None:
     line = f"ERROR: {before}{left}{rule.literal}{right}{after}"
     tail = Tail([line, "ValueError: something else"])
-    assert _holding(tail) <= _looked_at(tail)
+    _both_ways(tail)
 
 
 def test_inner_tokens_are_whole_tokens_of_any_text_holding_the_literal() -> None:

@@ -10,6 +10,7 @@ initialization failed. See root cause above.`) never become outcomes; an
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from packaging.version import Version
@@ -54,7 +55,7 @@ def _with_out_of_range(
     best: Precedence | None,
     rules: RuleSet,
     version: Version,
-    tokens: frozenset[str],
+    tokens: Collection[str],
 ) -> tuple[list[Hit], bool]:
     """Add matches of rules outside the version's range when they outrank every match
     inside it (`best`: the highest precedence of a failure cause among `found`): a table
@@ -242,8 +243,6 @@ def _with_progress(tail: Tail, found: list[Hit], rules: RuleSet) -> list[Hit]:
             if groups is not None:
                 extra.append(Hit(i, rule, groups))
     return sorted(found + extra, key=hit_index) if extra else found
-
-
 
 
 def _first_line(outcome: _Outcome) -> int:

@@ -9,7 +9,7 @@ the exact rules it `covers` matched anywhere in the tail.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -46,15 +46,20 @@ def hits(tail: Tail, rules: RuleSet) -> list[Hit]:
 Precedence = tuple[bool, int, bool]
 
 
-def tokens_of(tail: Tail) -> frozenset[str]:
+def tokens_of(tail: Tail) -> Collection[str]:
     """The whitespace-separated tokens of the tail's candidate-failure text (what `find`
     searches): a literal one of whose inner tokens is missing is not there. Split in C,
-    a third cheaper than its `\\w+` words."""
-    return frozenset(tail.other_text.split())
+    a third cheaper than its `\\w+` words, and kept a list: a RuleSet's key tokens are
+    looked up in it (`frozenset.intersection`, in C), where a set of every token would
+    cost hashing each into one first (each string's hash is kept, so the out-of-range
+    rules' lookup reads them again for free). Past `WIDE_TEXT`, their set (see
+    `_candidates`)."""
+    text = tail.other_text
+    return text.split() if len(text) <= WIDE_TEXT else frozenset(text.split())
 
 
 def scan(
-    tail: Tail, rules: RuleSet, tokens: frozenset[str] | None = None
+    tail: Tail, rules: RuleSet, tokens: Collection[str] | None = None
 ) -> tuple[list[Hit], Precedence | None]:
     """`hits`, and the highest root-cause precedence among the failures they read (None:
     no failure cause matched), which the out-of-range check weighs. `tokens`: the tail's
@@ -63,7 +68,7 @@ def scan(
 
 
 def outranking(
-    tail: Tail, rules: RuleSet, best: Precedence | None, tokens: frozenset[str] | None = None
+    tail: Tail, rules: RuleSet, best: Precedence | None, tokens: Collection[str] | None = None
 ) -> list[Hit]:
     """The hits of `rules` whose rule is a failure cause of a precedence above `best`
     (None: any failure cause), read as `hits` reads them. Where no rule whose literal the
@@ -79,30 +84,54 @@ def _above(rule: Rule, best: Precedence | None) -> bool:
     return best is None or rule.precedence > best
 
 
+WIDE_TEXT = 16_384
+"""Past this much failure text, a rule's literal is looked for only where every inner
+token of it is a token of the text (a set of them all is then cheaper than the searches
+it saves); below it, wherever its key token is one (see `_candidates`)."""
+
+
+def _candidates(
+    always: list[int],
+    by_word: dict[str, list[int]],
+    rests: list[frozenset[str]],
+    keywords: frozenset[str],
+    words: Collection[str],
+    wide: bool,
+) -> list[int]:
+    """Positions (in table order) of the rules whose literal the text split into `words`
+    can hold: those whose key token is one of them (looked up in C, each token's hash made
+    once), and those with no inner token. `wide`: also every other inner token, tested in
+    a set of the words (the long way, which a long text pays for; tests/test_match_tokens.py
+    holds both to the rules whose literal the text holds)."""
+    keys = keywords.intersection(words)
+    order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
+    if wide:
+        held = words if isinstance(words, frozenset) else frozenset(words)
+        order = [k for k in order if held.issuperset(rests[k])]
+    return order
+
+
 def _scan(
     tail: Tail,
     rules: RuleSet,
     gated: bool,
     best_kept: Precedence | None,
-    words: frozenset[str],
+    words: Collection[str],
 ) -> tuple[list[Hit], Precedence | None]:
     """`scan`; `gated`: no hits at all unless a rule whose literal the tail holds is a
     failure cause above `best_kept` (None: any), for a caller that keeps only those."""
     always, by_word, entries, rests, literals, keywords = _word_index(rules)
-    keys = keywords & words
-    order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
     text = tail.other_text
-    # the rules whose literal the failure lines hold: every inner token of it is a token
-    # of theirs (a set test), and then the literal itself (a search, not `find`'s lines)
+    order = _candidates(always, by_word, rests, keywords, words, len(text) > WIDE_TEXT)
+    # the rules whose literal the failure lines hold (a search, not `find`'s lines)
     if gated and not any(
         (rank := entries[k][7]) is not None
         and (best_kept is None or rank > best_kept)
-        and words.issuperset(rests[k])
         and literals[k] in text
         for k in order
     ):
         return [], None  # the rank tested first: no literal looked for below `best_kept`
-    live = [k for k in order if words.issuperset(rests[k]) and literals[k] in text]
+    live = [k for k in order if literals[k] in text]
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     exact_lines: set[int] = set()

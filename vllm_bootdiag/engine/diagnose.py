@@ -22,7 +22,17 @@ from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text import logline
 from ..text.triage import Tail
-from .match import Groups, Hit, Precedence, groups_of, hit_index, outranking, scan, tokens_of
+from .match import (
+    Groups,
+    Hit,
+    Precedence,
+    echoes_apart,
+    groups_of,
+    hit_index,
+    outranking,
+    scan,
+    tokens_of,
+)
 from .outcome_fields import MAX_EVIDENCE as MAX_EVIDENCE
 from .outcome_fields import evidence, line_message, outcome
 
@@ -262,7 +272,9 @@ def diagnose(
     version = detected.version if detected else None
     tokens = tokens_of(tail)
     in_range = rules.for_version(version)
-    found_hits, best = scan(tail, in_range, tokens)
+    # the echo rules are read only where no cause is found (an `unknown` skips their lines)
+    apart = echoes_apart(in_range)
+    found_hits, best = scan(tail, in_range, tokens, causes_only=apart)
     out_of_range = False
     if version is not None:
         found_hits, out_of_range = _with_out_of_range(
@@ -290,6 +302,8 @@ def diagnose(
     elif found:
         primary = _merged(_primary(found, rules), found)
     else:
+        if apart:  # no cause at all: the echoes, as a scan of every rule reads them
+            echoes = _echoes(scan(tail, in_range, tokens)[0])[1]
         primary, echo = _unknown(tail, echoes)
     rule = rules.get(primary.rule_id)
     # Every part is already a validated model: construct without validating again.

@@ -12,12 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..outcomes import OUTCOME_TYPES
 from ..rules.ruleset import RuleSet
 from ..rules.schema import Rule
 from ..text.triage import Tail
+from .line_reader import Groups as Groups
+from .line_reader import _reader_of
+from .line_reader import groups_of as groups_of
+from .line_reader import plain_text as plain_text
+from .line_reader import reader as reader
 
 
 class Hit(NamedTuple):
@@ -59,12 +64,17 @@ def tokens_of(tail: Tail) -> Collection[str]:
 
 
 def scan(
-    tail: Tail, rules: RuleSet, tokens: Collection[str] | None = None
+    tail: Tail,
+    rules: RuleSet,
+    tokens: Collection[str] | None = None,
+    causes_only: bool = False,
 ) -> tuple[list[Hit], Precedence | None]:
     """`hits`, and the highest root-cause precedence among the failures they read (None:
     no failure cause matched), which the out-of-range check weighs. `tokens`: the tail's
-    `tokens_of`, when the caller has them already."""
-    return _scan(tail, rules, False, None, tokens_of(tail) if tokens is None else tokens)
+    `tokens_of`, when the caller has them already. `causes_only`: the echo rules are not
+    read (only where `echoes_apart(rules)`: the other hits are then the same)."""
+    words = tokens_of(tail) if tokens is None else tokens
+    return _scan(tail, rules, False, None, words, causes_only and echoes_apart(rules))
 
 
 def outranking(
@@ -74,7 +84,35 @@ def outranking(
     (None: any failure cause), read as `hits` reads them. Where no rule whose literal the
     tail holds could give one, no pattern runs at all."""
     words = tokens_of(tail) if tokens is None else tokens
-    return [h for h in _scan(tail, rules, True, best, words)[0] if _above(h.rule, best)]
+    found = _scan(tail, rules, True, best, words, echoes_apart(rules))[0]
+    return [h for h in found if _above(h.rule, best)]
+
+
+def echoes_apart(rules: RuleSet) -> bool:
+    """Whether leaving the echo rules (`role="echo"`) out of a scan leaves every other hit
+    as it is, and what `diagnose` weighs of them: no echo shares its outcome with a cause
+    (a hit takes its line from the later rules of its outcome), no rule covers an echo (an
+    exact hit drops a tolerant rule that covers it), and no echo's outcome is a verdict on
+    the KV cache (`diagnose` looks for one among every hit). True of the default table,
+    whose echoes are `unknown`s; a scan that reads no echo then reads a tail's echoes only
+    where it found no cause. tests/test_match_echoes.py holds both ways equal."""
+    got = _APART.get(id(rules))
+    if got is None or got[0] is not rules:
+        echoes = [r for r in rules.rules if r.role != "cause"]
+        kinds = {r.outcome for r in echoes}
+        ids = {r.id for r in echoes}
+        apart = not (
+            any(r.outcome in kinds for r in rules.rules if r.role == "cause")
+            or any(ids.intersection(r.covers) for r in rules.rules)
+            or any(OUTCOME_TYPES[kind].KV_VERDICT for kind in kinds)
+        )
+        if len(_APART) >= 256:
+            _APART.clear()
+        got = _APART[id(rules)] = (rules, apart)
+    return got[1]
+
+
+_APART: dict[int, tuple[RuleSet, bool]] = {}
 
 
 def _above(rule: Rule, best: Precedence | None) -> bool:
@@ -117,10 +155,12 @@ def _scan(
     gated: bool,
     best_kept: Precedence | None,
     words: Collection[str],
+    causes_only: bool = False,
 ) -> tuple[list[Hit], Precedence | None]:
     """`scan`; `gated`: no hits at all unless a rule whose literal the tail holds is a
-    failure cause above `best_kept` (None: any), for a caller that keeps only those."""
-    always, by_word, entries, rests, literals, keywords = _word_index(rules)
+    failure cause above `best_kept` (None: any), for a caller that keeps only those;
+    `causes_only`: the echo rules left out (the caller made sure it may)."""
+    always, by_word, entries, rests, literals, keywords = _word_index(rules, causes_only)
     text = tail.other_text
     order = _candidates(always, by_word, rests, keywords, words, len(text) > WIDE_TEXT)
     # the rules whose literal the failure lines hold (a search, not `find`'s lines)
@@ -201,9 +241,6 @@ def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
             yield rule
 
 
-Groups = tuple[tuple[str, str], ...]
-"""A match's named groups over the rule's constants, sorted by name (what a Hit holds)."""
-
 _Entry = tuple[
     Rule,
     str,
@@ -221,7 +258,7 @@ unpacked at once instead of an attribute each."""
 _Index = tuple[
     list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str], frozenset[str]
 ]
-_INDEXES: dict[int, tuple[RuleSet, _Index]] = {}
+_INDEXES: dict[tuple[int, bool], tuple[RuleSet, _Index]] = {}
 
 
 def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
@@ -233,12 +270,13 @@ def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
     return sorted(always + picked) if picked else always
 
 
-def _word_index(rules: RuleSet) -> _Index:
+def _word_index(rules: RuleSet, causes_only: bool = False) -> _Index:
     """(positions of the rules whose literal has no inner token, {inner token: positions of
     the rules keyed by it}, each rule's entry, its other inner tokens, its literal, the key
     tokens), each rule keyed by its longest inner token (kept per RuleSet): a tail's tokens
-    pick the few rules worth a look without a pass over all of them."""
-    cached = _INDEXES.get(id(rules))
+    pick the few rules worth a look without a pass over all of them. `causes_only`: the
+    echo rules are in no list of positions (their entries are kept: positions stay)."""
+    cached = _INDEXES.get((id(rules), causes_only))
     if cached is not None and cached[0] is rules:
         return cached[1]
     always: list[int] = []
@@ -249,7 +287,9 @@ def _word_index(rules: RuleSet) -> _Index:
         precedence = rules.precedence(rule.id) or rule.precedence
         inner = inner_tokens(rule.literal)
         key = max(sorted(inner), key=len) if inner else None
-        if key is not None:
+        if causes_only and rule.role != "cause":
+            pass  # looked up by no token
+        elif key is not None:
             by_word.setdefault(key, []).append(k)
         else:
             always.append(k)
@@ -272,109 +312,5 @@ def _word_index(rules: RuleSet) -> _Index:
         _INDEXES.clear()
     literals = [r.literal for r in rules.rules]
     index = (always, by_word, entries, rests, literals, frozenset(by_word))
-    _INDEXES[id(rules)] = (rules, index)
+    _INDEXES[(id(rules), causes_only)] = (rules, index)
     return index
-
-
-# --- reading a line the way `Rule.match` does, for a line the literal was found in -------
-
-_SPECIAL = frozenset(".^$*+?{}[]|()")
-"""Characters with a meaning of their own in a pattern outside a class (regex, VERSION0)."""
-
-
-def plain_text(pattern: str) -> str | None:
-    """The text a pattern matches when it matches one text only: literal characters, or a
-    backslash before ASCII punctuation or a space (which stands for that character);
-    None for anything else (a class, a group, a flag, a quantifier, an anchor, an escape
-    such as `\\d`). Such a pattern is found by `in`, with no regex run."""
-    out: list[str] = []
-    escaped = False
-    for c in pattern:
-        if escaped:
-            if not c.isascii() or c.isalnum():
-                return None
-            out.append(c)
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c in _SPECIAL:
-            return None
-        else:
-            out.append(c)
-    return None if escaped else "".join(out)
-
-
-def reader(rule: Rule) -> Callable[[str], Groups | None]:
-    """`rule.match(line)` as a Hit holds it (its items sorted; None: no match), for a line
-    `Tail.find(rule.literal)` gave: where the literal has no newline it is in the line
-    (`find` found it in the line's head, which a literal without one cannot leave), so it
-    is not looked for again. Its groups are read by number, names in sorted order, and a pattern
-    that matches one text only is that text found by `in`. tests/test_match_reader.py
-    holds it to `Rule.match` on every rule's examples, counter-examples and corpus lines."""
-    literal = rule.literal
-    check = "\n" in literal
-    constants = tuple(sorted(dict(rule.constants).items()))
-    steps: list[tuple[str | None, Callable[[str], Any] | None, tuple[str, ...], tuple[int, ...]]]
-    steps = []
-    for k, pattern in enumerate(rule.patterns):
-        plain = plain_text(pattern)  # (it has no group: nothing to compile for it)
-        if plain is not None:
-            steps.append((plain, None, (), ()))
-            continue
-        compiled = rule.compiled[k]
-        index = compiled.groupindex  # name -> group number (a name written twice: one)
-        names = tuple(sorted(index))
-        steps.append((None, compiled.search, names, tuple(index[n] for n in names)))
-    if not check and len(steps) == 1 and steps[0][0] is not None:
-        needle = steps[0][0]
-        if needle == literal:  # the literal is there: a match, nothing read
-            return lambda line: constants
-        return lambda line: constants if needle in line else None
-    if rule.constants and any(names for _p, _s, names, _n in steps):
-        # groups over constants: the long way (a few rules)
-        def merged(line: str) -> Groups | None:
-            groups = rule.match(line)
-            return None if groups is None else tuple(sorted(groups.items()))
-
-        return merged
-
-    def read(line: str) -> Groups | None:
-        if check and literal not in line:
-            return None
-        for plain, search, names, numbers in steps:
-            if search is None:
-                if plain in line:  # type: ignore[operator]
-                    return constants
-                continue
-            m: Any = search(line)
-            if m:
-                if not names:
-                    return constants
-                if len(names) == 1:
-                    value = m.group(numbers[0])
-                    return () if value is None else ((names[0], value),)
-                values = m.group(*numbers)  # in C: not `groupdict()` (five times the cost)
-                if None not in values:
-                    return tuple(zip(names, values, strict=True))
-                return tuple([(n, v) for n, v in zip(names, values, strict=True) if v is not None])
-        return None
-
-    return read
-
-
-_READERS: dict[int, tuple[Rule, Callable[[str], Groups | None]]] = {}
-
-
-def _reader_of(rule: Rule) -> Callable[[str], Groups | None]:
-    """`reader(rule)`, made once per rule (kept by the rule's identity, as `_INDEXES`)."""
-    got = _READERS.get(id(rule))
-    if got is None or got[0] is not rule:
-        if len(_READERS) >= 4096:
-            _READERS.clear()
-        got = _READERS[id(rule)] = (rule, reader(rule))
-    return got[1]
-
-
-def groups_of(rule: Rule, text: str) -> Groups | None:
-    """`rule.match(text)` as a Hit holds it (items sorted; None: no match), for any text."""
-    return _reader_of(rule)(text) if rule.literal in text else None

@@ -48,7 +48,7 @@ def _hostile() -> list[list[str]]:
     shifted = [re.sub(r"\d{1,5}", lambda m: str(int(m[0]) + 1), e) for e in examples]
     return [
         echoes,
-        echoes[:3] + ["ValueError: Unknown quantization method: abc"] + echoes[3:8],
+        [*echoes[:3], "ValueError: Unknown quantization method: abc", *echoes[3:8]],
         examples,
         shifted[::-1],
         [f"{e} Traceback (most recent call last)" for e in examples],

@@ -109,6 +109,33 @@ def test_a_plain_gib_number_is_what_the_size_pattern_reads(value: str) -> None:
     assert type(fast) is type(slow) and fast == slow
 
 
+_EDGES = [
+    "0", "0.0", "7", "3.0", "0.5", "0.000001", "0.0000005", "0.1234565", "0.999999",
+    "0.9999995", "8589934591.999999", "8589934592.000001", "8589934592.5", "17179869183.999999",
+    "9007199254740993", "9007199254740993.000001", "123456789012345678901234567890.123456",
+    "9" * 400, "9" * 400 + ".5", "1" + "0" * 308 + ".000001", "4503599627370495.5",
+]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.sampled_from(_EDGES),
+        st.from_regex(r"[0-9]{1,20}(\.[0-9]{1,7})?", fullmatch=True),
+        st.floats(min_value=0, allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.{6}f}"),
+        st.integers(min_value=0, max_value=2**70).map(lambda n: f"{n / 10**6:.6f}"),
+        st.integers(min_value=0, max_value=2**70).map(lambda n: f"{n // 10**6}.{n % 10**6:06d}"),
+    )
+)
+def test_six_decimals_or_fewer_are_the_rounded_float(value: str) -> None:
+    """`_to_gib` leaves `round(..., 6)` out for a plain number of six decimals or fewer:
+    the float is what rounding it gives, at every magnitude (both sides of 2**33, where
+    the float's step passes a millionth, and past 2**53 and 1e308)."""
+    fast, slow = base._to_gib(value), _slow_gib(value)
+    assert type(fast) is type(slow) is float
+    assert fast == slow or (fast != fast and slow != slow)
+
+
 def test_the_out_of_range_pass_keeps_what_the_full_pass_keeps() -> None:
     """`outranking` runs no pattern where no rule the tail's words allow could outrank
     the best in-range cause; what it keeps is what a full pass over the same rules keeps."""

@@ -4,6 +4,7 @@ is model_validate itself, errors included)."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,23 @@ def test_every_model_a_classification_builds_is_the_validated_one(
         constructed.append((cls, kept, out))
         return out
 
+    from vllm_bootdiag.diagnosis import Diagnosis
+
+    diagnose_module = importlib.import_module("vllm_bootdiag.engine.diagnose")
+    real_layout = diagnose_module._diagnosis
+
+    def recording_layout(values: dict[str, Any]) -> BaseModel:
+        kept = dict(values)
+        out = real_layout(values)
+        constructed.append((Diagnosis, kept, out))
+        return out
+
     monkeypatch.setattr(quick_build, "build", recording)
     monkeypatch.setattr(quick_build, "construct", recording_construct)
+    monkeypatch.setattr(diagnose_module, "_diagnosis", recording_layout)
+    # every build through `build` (a warm model's validator is what `build` would call)
+    outcome_fields = importlib.import_module("vllm_bootdiag.engine.outcome_fields")
+    monkeypatch.setattr(outcome_fields, "_validator", lambda cls: None)
     for log in sorted(CORPUS.glob("*/*.log")):
         classify_file(log)
     for rule in RULES:
@@ -177,6 +193,48 @@ def test_a_model_built_often_is_built_by_its_validator(monkeypatch: pytest.Monke
         _same(one, cls.model_validate(data))
     with pytest.raises(ValidationError):  # and its errors are model_validate's
         quick_build.build(cls, {"line": "x", "text": "t"})
+
+
+def test_a_warm_models_validator_is_what_build_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`validator(cls)` is None until `build` has called the validator, then that validator:
+    a caller that builds with it builds what `build` builds."""
+    monkeypatch.setattr(quick_build, "_BUILT", {})
+    monkeypatch.setattr(quick_build, "_WARM", {})
+    data = {"line": 3, "text": "t"}
+    for _ in range(quick_build.WARM_BUILDS):
+        assert quick_build.validator(Evidence) is None
+        quick_build.build(Evidence, data)
+    assert quick_build.validator(Evidence) is None
+    _same(quick_build.build(Evidence, data), Evidence.model_validate(data))
+    validate = quick_build.validator(Evidence)
+    assert validate is not None
+    _same(validate(data), Evidence.model_validate(data))
+    with pytest.raises(ValidationError):
+        validate({"line": "x", "text": "t"})
+
+
+def test_a_layout_is_construct_for_its_keys() -> None:
+    """`layout(cls, names)` lays out what `construct` and `model_construct` do for values
+    with those keys; where the template cannot hold them, it is `model_construct`."""
+    from vllm_bootdiag.diagnosis import Diagnosis
+
+    unknown = OUTCOME_TYPES["unknown"].model_validate({"last_error_line": "x"})
+    full = {"primary": unknown, "facts": BootFacts(), "lines_examined": 3, "notes": ("n",)}
+    for cls, values in [
+        (Evidence, {"text": "t", "line": 2}),
+        (Diagnosis, full),
+        (Diagnosis, {"primary": unknown}),  # facts' default is a model: model_construct's
+        (Evidence, {"line": 1, "text": "t", "bogus": 1}),  # not a field: model_construct's
+    ]:
+        make = quick_build.layout(cls, tuple(values))
+        for _ in range(2):  # (each model its own dict and fields set)
+            quick, slow = make(dict(values)), cls.model_construct(**values)
+            _same(quick, slow)
+            assert list(quick.__dict__) == list(slow.__dict__)
+            assert repr(quick) == repr(slow)
+        one, two = make(dict(values)), make(dict(values))
+        assert one.__dict__ is not two.__dict__
+        assert one.model_fields_set is not two.model_fields_set
 
 
 def test_construct_lays_out_what_model_construct_does() -> None:

@@ -200,6 +200,15 @@ WARM_BUILDS = 8
 or two (the CLI, a worker's first boot) never builds one; a worker that classifies all
 day pays it once per model."""
 _BUILT: dict[type, int] = {}
+_WARM: dict[type, Callable[[Any], Any]] = {}
+"""Model -> its validator's `validate_python`, once `build` calls it (see `validator`)."""
+
+
+def validator(cls: type[M]) -> Callable[[Mapping[str, Any]], M] | None:
+    """What `build(cls, data)` calls now that `cls` was built `WARM_BUILDS` times: its
+    validator's `validate_python`, for a caller that builds many (one call, not two frames
+    around it); None before (`build` then lays models out without one)."""
+    return _WARM.get(cls)
 
 
 def build(cls: type[M], data: Mapping[str, Any]) -> M:
@@ -209,7 +218,9 @@ def build(cls: type[M], data: Mapping[str, Any]) -> M:
     if built >= WARM_BUILDS:
         # `cls.model_validate(data)`: the validator called as is (`model_validate` passes
         # six keyword arguments of None through, which costs twice the validation itself)
-        return cls.__pydantic_validator__.validate_python(data)  # type: ignore[no-any-return]
+        model: M = cls.__pydantic_validator__.validate_python(data)
+        _WARM[cls] = cls.__pydantic_validator__.validate_python  # (built now: the real one)
+        return model
     _BUILT[cls] = built + 1
     plan = _PLANS[cls] if cls in _PLANS else _plan(cls)
     if plan is None:
@@ -313,3 +324,31 @@ def construct(cls: type[M], values: dict[str, Any]) -> M:
 
 
 _UNSEEN: Any = object()
+
+
+def layout(cls: type[M], names: tuple[str, ...]) -> Callable[[dict[str, Any]], M]:
+    """`construct` for a caller whose values always have these keys: what it checks of the
+    keys is checked once, here, and each call lays the model out (its dict, its fields
+    set); `cls.model_construct(**values)` where the template cannot hold them."""
+    template = _template(cls)
+    keys = frozenset(names)
+    if (
+        template is None
+        or len(keys) != len(names)
+        or not (keys <= template.fields and template.must_give <= keys)
+    ):
+        return lambda values: cls.model_construct(**values)
+    defaults, given = template.values, set(keys)
+    new = cls.__new__
+
+    def make(values: dict[str, Any]) -> M:
+        m = new(cls)
+        d = defaults.copy()
+        d.update(values)  # a key already there keeps its place: the field order
+        _set(m, "__dict__", d)
+        _set(m, "__pydantic_fields_set__", given.copy())
+        _set(m, "__pydantic_extra__", None)
+        _set(m, "__pydantic_private__", None)
+        return m
+
+    return make

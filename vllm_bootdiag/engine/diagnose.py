@@ -317,8 +317,7 @@ def diagnose(
         remediation = ""
     remediation = remedy.fit(remediation, facts)
     # `Diagnosis.model_construct(...)`, laid out at a fraction of its cost
-    return quick_build.construct(
-        Diagnosis,
+    return _diagnosis(
         {
             "primary": primary,
             "matches": tuple(found),
@@ -332,8 +331,28 @@ def diagnose(
             "match": rule.tier if rule else None,
             "repairs": repairs,
             "notes": (*notes, note) if note else notes,
-        },
+        }
     )
+
+
+_diagnosis = quick_build.layout(
+    Diagnosis,
+    (
+        "primary",
+        "matches",
+        "vllm_version",
+        "version_source",
+        "phase",
+        "facts",
+        "lines_examined",
+        "version_out_of_range",
+        "remediation",
+        "match",
+        "repairs",
+        "notes",
+    ),
+)
+"""`quick_build.construct(Diagnosis, ...)` for the keys `diagnose` gives, checked once."""
 
 
 _PHASE_ORDER = {phase: k for k, phase in enumerate(timeline.PHASES)}

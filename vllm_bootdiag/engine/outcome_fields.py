@@ -181,13 +181,23 @@ def outcome(
     if not allowed.issuperset(fields):
         fields = {k: v for k, v in fields.items() if k in allowed}
     number = tail.number
-    ev = tuple([evidence(number(i), line_message(tail, i)) for i in lines[:MAX_EVIDENCE]])
+    shown = lines[:MAX_EVIDENCE]
+    validate = _validator(Evidence)  # what `evidence` calls, once warm: called as is
+    if validate is not None:
+        ev = tuple([validate({"line": number(i), "text": line_message(tail, i)}) for i in shown])
+    else:
+        ev = tuple([evidence(number(i), line_message(tail, i)) for i in shown])
+    fields["kind"] = kind  # (no field of the rule's is one of these three: see `allowed`)
+    fields["rule_id"] = rule.id
+    fields["evidence"] = ev
     # `outcomes.build(kind, rule_id=, evidence=, **fields)`, its model already at hand
-    return quick_build.build(cls, {"kind": kind, "rule_id": rule.id, "evidence": ev, **fields})
+    build = _validator(cls)
+    return build(fields) if build is not None else quick_build.build(cls, fields)
 
 
 _TYPES = outcomes.OUTCOME_TYPES
 _field_names = outcomes.field_names
+_validator = quick_build.validator
 
 
 def line_message(tail: Tail, index: int) -> str:

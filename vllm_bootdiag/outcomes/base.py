@@ -45,6 +45,12 @@ def _to_gib(value: Any) -> Any:
         # `3.0`, what a rule reads most: `_SIZE`'s answer (unit GiB) without its match
         plain = value[-1:].isdigit() and value[:1].isdigit() and value.isascii()
         if plain and value.replace(".", "", 1).isdigit():
+            point = value.find(".")
+            if point < 0 or len(value) - point <= 7:
+                # six decimals or fewer: the float is within half a millionth of them (or,
+                # past 2**33, a step apart wider than a millionth), so rounding it to six
+                # gives it back: `round` (half the cost) left out
+                return float(value)
             return round(float(value), 6)
         m = _SIZE.match(value)
         if m:

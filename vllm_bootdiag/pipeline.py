@@ -11,6 +11,7 @@ stage hands the next what it needs.
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Iterable, Sequence
 from itertools import repeat
@@ -107,7 +108,15 @@ def _damage(kept: list[str]) -> tuple[bool, int, str | None]:
     if longest * len(kept) > 2**22:  # each line tested: joining 16 KB lines copies MBs
         return any("\n" in s or "\r" in s or "\x00" in s for s in kept), longest, None
     flat = "".join(kept)  # one-character tests of it run at memchr speed; a count does not
-    return "\n" in flat or "\r" in flat or "\x00" in flat, longest, flat
+    if "\n" in flat or "\r" in flat:
+        return True, longest, flat
+    # A NUL in a text of two-byte characters (vLLM's banner puts block characters in 150 of
+    # 226 corpus tails) is no memchr: its low byte is every ASCII character's high one, and
+    # `in` steps through them slower than `re`'s search does (4.7 -> 3 us a tail).
+    return ("\x00" in flat if flat.isascii() else _NUL.search(flat) is not None), longest, flat
+
+
+_NUL = re.compile("\x00")
 
 
 def _text(line: object) -> str:

@@ -11,9 +11,12 @@ paste damages it.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from vllm_bootdiag import classify
+from vllm_bootdiag import classify, logtail
 from vllm_bootdiag.rules import BY_ID
 from vllm_bootdiag.text import normalize as norm
 
@@ -64,3 +67,27 @@ def test_a_record_behind_a_garbled_tag_is_not_glued_on_the_error_above(
         (m.rule_id, m.evidence)
         for m in slow.matches  # type: ignore[attr-defined]
     ]
+
+
+_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+_SERVED = [p for p in sorted(_CORPUS.glob("*/*.log")) if "(APIServer pid=" in p.read_text()]
+
+
+@pytest.mark.parametrize("log", _SERVED[::5], ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_pid_a_paste_garbled_starts_no_boot(log: Path) -> None:
+    """An API server's tag whose pid a paste garbled (`pid=2865··0`) names no other server:
+    the tail is still one boot, with its version, as the long way reads it too."""
+    tail = logtail.read_tail(log)
+    rows = [i for i, line in enumerate(tail) if "(APIServer pid=" in line[:40]]
+    garbled = list(tail)
+    for i in rows[len(rows) // 2 :: 7]:  # a few rows past the banner
+        garbled[i] = re.sub(r"pid=(\d)(\d*)", "pid=\\1\xb7\xb7\\2", garbled[i], count=1)
+    assert garbled != tail
+    clean, got = classify(tail), classify(garbled)
+    assert (got.primary.kind, got.vllm_version, got.boots_in_tail) == (
+        clean.primary.kind,
+        clean.vllm_version,
+        clean.boots_in_tail,
+    )
+    slow = _long_way(garbled)
+    assert (slow.vllm_version, slow.boots_in_tail) == (got.vllm_version, got.boots_in_tail)  # type: ignore[attr-defined]

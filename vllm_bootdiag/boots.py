@@ -83,11 +83,14 @@ so no search goes further (a 16 KB line costs what a short one does)."""
 
 
 def _api_pid(line: str) -> str | None:
+    """The API server's pid its tag names (ASCII digits: a pid a paste garbled,
+    `pid=2865··0`, names no other server)."""
     k = line.find(_API_TAG, 0, _API_REACH)
     if k < 0:
         return None
     end = line.find(")", k)
-    return line[k + _TAG_LEN : end] if end > 0 else None
+    pid = line[k + _TAG_LEN : end] if end > 0 else None
+    return pid if pid is not None and pid.isdigit() and pid.isascii() else None
 
 
 def _last_failure(tail: Tail, start: int, end: int) -> int | None:
@@ -245,6 +248,8 @@ def _walk(
             close = line.find(")", k)
             if close > 0:
                 this_pid = line[k + _TAG_LEN : close]
+                if not (this_pid.isdigit() and this_pid.isascii()):
+                    this_pid = None
         new = False
         if key in _OPENING_KEYS:
             since = last if busy is None else busy

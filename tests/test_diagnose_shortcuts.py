@@ -44,7 +44,9 @@ def test_an_evidence_message_is_the_parsed_lines_message() -> None:
         tail = _tail(_lines(log))
         for i in range(len(tail)):
             assert outcome_fields.line_message(tail, i) == tail.parsed(i).message, (log, i)
-            is_error = logline.head(tail.lines[i]).level in diagnose_module._ERROR_LEVELS
+            head = logline.head(tail.lines[i])  # what `_unknown` reads, and hands on
+            assert head.text[head.start :].strip() == tail.parsed(i).message, (log, i)
+            is_error = head.level in diagnose_module._ERROR_LEVELS
             assert is_error == tail.parsed(i).is_error, (log, i)
             seen += 1
     assert seen > 20_000
@@ -72,7 +74,9 @@ def test_an_evidence_message_is_the_parsed_one_on_any_line(lines: list[str]) -> 
     tail = _tail(lines)
     for i in range(len(tail)):
         assert outcome_fields.line_message(tail, i) == tail.parsed(i).message
-        is_error = logline.head(tail.lines[i]).level in diagnose_module._ERROR_LEVELS
+        head = logline.head(tail.lines[i])
+        assert head.text[head.start :].strip() == tail.parsed(i).message
+        is_error = head.level in diagnose_module._ERROR_LEVELS
         assert is_error == tail.parsed(i).is_error
 
 

@@ -88,19 +88,26 @@ def test_every_diagnosis_is_the_long_ways(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_every_release_reads_the_same_causes() -> None:
     """The hits of a scan that reads no echo are the cause hits of a scan of every rule,
-    and its precedence the same, under each release's rules and the version-less table."""
+    and its precedence the same, under each release's rules and the version-less table;
+    where they are none, a scan of the echoes alone reads what the scan of every rule
+    reads."""
     releases = [None, *sorted({log.parent.name for log in LOGS})]
-    seen = 0
+    seen = alone = 0
     for lines in _inputs()[::7]:
         tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
         for release in releases:
             rules = RULES.for_version(release)
             every, best = match.scan(tail, rules)
-            causes, best_causes = match.scan(tail, rules, causes_only=True)
+            causes, best_causes = match.scan(tail, rules, part="causes")
             assert causes == [h for h in every if h.rule.role == "cause"], release
             assert best_causes == best
             seen += len(every) - len(causes)
+            if not causes:  # what diagnose reads then: the echoes alone
+                echoes, best_echoes = match.scan(tail, rules, part="echoes")
+                assert echoes == every and best_echoes is None, release
+                alone += len(echoes)
     assert seen > 1000  # echo hits that the short way did not read
+    assert alone > 20
 
 
 def _rule(rule_id: str, literal: str, **extra: Any) -> Rule:
@@ -124,7 +131,7 @@ def test_a_table_whose_echo_can_take_a_line_from_a_cause_is_read_the_long_way() 
     shared = RuleSet((echo, cause))  # the echo reads the line first, for the same outcome
     assert not match.echoes_apart(shared)
     tail = Tail(["ValueError: alpha failed"])
-    assert [h.rule.id for h in match.scan(tail, shared, causes_only=True)[0]] == ["TST001"]
+    assert [h.rule.id for h in match.scan(tail, shared, part="causes")[0]] == ["TST001"]
     covered = RuleSet((echo, _rule("TST101", "alpha", tier="tolerant", covers=("TST001",))))
     assert not match.echoes_apart(covered)
     kv = RuleSet(

@@ -112,3 +112,36 @@ def test_inner_tokens_are_whole_tokens_of_any_text_holding_the_literal() -> None
     assert match.inner_tokens(" a b ") == {"a", "b"}
     assert match.inner_tokens("one") == frozenset()
     assert match.inner_tokens("CUDA out of memory. Tried") == {"out", "of", "memory."}
+
+
+class _Truthy(list[int]):
+    """An empty list that reads as non-empty: `_scan` then takes the long way over it."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def test_a_tail_with_no_candidate_line_is_read_as_the_long_way_reads_it() -> None:
+    """With no candidate line `scan` returns at once; the long way (every rule's literal
+    looked for in the empty failure text) finds nothing either, for every release's rules,
+    echoes included, and the out-of-range pass alike."""
+    releases = [None, *sorted({log.parent.name for log in CORPUS.glob("*/*.log")})]
+    tails = [["INFO 01-02 03:04:05 [a.py:1] hello"], [""], []]
+    for log in sorted(CORPUS.glob("*/*.log"))[::5]:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+        progress = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        keep = set(range(len(lines))) - set(progress.other)
+        tails.append([line for i, line in enumerate(lines) if i in keep])
+    for lines in tails:
+        tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        if tail.other:
+            continue  # (a line left alone can read as a candidate)
+        long_way = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        long_way.other = _Truthy()
+        for release in releases:
+            rules = RULES.for_version(release)
+            for part in ("all", "causes", "echoes"):
+                assert match.scan(tail, rules, part=part) == ([], None)
+                assert match.scan(long_way, rules, part=part) == ([], None)
+            assert match.outranking(tail, rules, None) == []
+            assert match.outranking(long_way, rules, None) == []

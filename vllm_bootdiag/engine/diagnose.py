@@ -125,7 +125,7 @@ def _unknown(tail: Tail, echoes: dict[int, Rule]) -> tuple[outcomes.Unknown, Rul
                 echo = i
             continue
         if _EXCEPTION(msg):
-            return _unknown_at(tail, i), None
+            return _unknown_at(tail, i, msg), None
         if fallback is None and is_error:
             fallback = i
     if fallback is not None:
@@ -139,8 +139,11 @@ _ERROR_LEVELS = ("ERROR", "CRITICAL")
 """`LogLine.is_error`'s levels."""
 
 
-def _unknown_at(tail: Tail, index: int) -> outcomes.Unknown:
-    msg = line_message(tail, index)
+def _unknown_at(tail: Tail, index: int, msg: str | None = None) -> outcomes.Unknown:
+    """The unknown whose error line is the tail's line `index` (`msg`: its message, where
+    the caller read it as `line_message` does: `logline.head`'s text from its start)."""
+    if msg is None:
+        msg = line_message(tail, index)
     number = tail.number(index)
     data = {
         "last_error_line": msg,
@@ -274,14 +277,16 @@ def diagnose(
     in_range = rules.for_version(version)
     # the echo rules are read only where no cause is found (an `unknown` skips their lines)
     apart = echoes_apart(in_range)
-    found_hits, best = scan(tail, in_range, tokens, causes_only=apart)
+    found_hits, best = scan(tail, in_range, tokens, "causes" if apart else "all")
     out_of_range = False
     if version is not None:
         found_hits, out_of_range = _with_out_of_range(
             tail, found_hits, best, rules, version, tokens
         )
     found_hits = _with_progress(tail, found_hits, in_range)
-    found_hits, echoes = _echoes(found_hits)
+    echoes: dict[int, Rule] = {}
+    if not apart:  # (where they stand apart, every hit is a cause's)
+        found_hits, echoes = _echoes(found_hits)
     phases = timeline.phase_lines(tail)
     facts = timeline.facts(tail)  # the Timeline's events are not kept: not built
     # one outcome per rule and groups: its first hit, cited by every line it was read on
@@ -303,7 +308,7 @@ def diagnose(
         primary = _merged(_primary(found, rules), found)
     else:
         if apart:  # no cause at all: the echoes, as a scan of every rule reads them
-            echoes = _echoes(scan(tail, in_range, tokens)[0])[1]
+            echoes = _echoes(scan(tail, in_range, tokens, "echoes")[0])[1]
         primary, echo = _unknown(tail, echoes)
     rule = rules.get(primary.rule_id)
     # Every part is already a validated model: construct without validating again.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..outcomes import OUTCOME_TYPES
 from ..rules.ruleset import RuleSet
@@ -67,14 +67,19 @@ def scan(
     tail: Tail,
     rules: RuleSet,
     tokens: Collection[str] | None = None,
-    causes_only: bool = False,
+    part: Part = "all",
 ) -> tuple[list[Hit], Precedence | None]:
     """`hits`, and the highest root-cause precedence among the failures they read (None:
     no failure cause matched), which the out-of-range check weighs. `tokens`: the tail's
-    `tokens_of`, when the caller has them already. `causes_only`: the echo rules are not
-    read (only where `echoes_apart(rules)`: the other hits are then the same)."""
+    `tokens_of`, when the caller has them already. `part`: "causes", the echo rules are not
+    read; "echoes", only they are, for a tail where no cause rule matched (each only where
+    `echoes_apart(rules)`: the hits are then those of a scan of every rule; else "all")."""
     words = tokens_of(tail) if tokens is None else tokens
-    return _scan(tail, rules, False, None, words, causes_only and echoes_apart(rules))
+    return _scan(tail, rules, False, None, words, part if echoes_apart(rules) else "all")
+
+
+Part = Literal["all", "causes", "echoes"]
+"""Which rules a scan reads: every one, the causes, or the echoes (`scan`)."""
 
 
 def outranking(
@@ -84,7 +89,7 @@ def outranking(
     (None: any failure cause), read as `hits` reads them. Where no rule whose literal the
     tail holds could give one, no pattern runs at all."""
     words = tokens_of(tail) if tokens is None else tokens
-    found = _scan(tail, rules, True, best, words, echoes_apart(rules))[0]
+    found = _scan(tail, rules, True, best, words, "causes" if echoes_apart(rules) else "all")[0]
     return [h for h in found if _above(h.rule, best)]
 
 
@@ -155,12 +160,14 @@ def _scan(
     gated: bool,
     best_kept: Precedence | None,
     words: Collection[str],
-    causes_only: bool = False,
+    part: Part = "all",
 ) -> tuple[list[Hit], Precedence | None]:
     """`scan`; `gated`: no hits at all unless a rule whose literal the tail holds is a
     failure cause above `best_kept` (None: any), for a caller that keeps only those;
-    `causes_only`: the echo rules left out (the caller made sure it may)."""
-    always, by_word, entries, rests, literals, keywords = _word_index(rules, causes_only)
+    `part`: the rules read (the caller made sure the others may be left out)."""
+    if not tail.other:
+        return [], None  # no candidate line: no literal is found (`Rule.literal`: 4 or more)
+    always, by_word, entries, rests, literals, keywords = _word_index(rules, part)
     text = tail.other_text
     order = _candidates(always, by_word, rests, keywords, words, len(text) > WIDE_TEXT)
     # the rules whose literal the failure lines hold (a search, not `find`'s lines)
@@ -258,7 +265,7 @@ unpacked at once instead of an attribute each."""
 _Index = tuple[
     list[int], dict[str, list[int]], list[_Entry], list[frozenset[str]], list[str], frozenset[str]
 ]
-_INDEXES: dict[tuple[int, bool], tuple[RuleSet, _Index]] = {}
+_INDEXES: dict[tuple[int, str], tuple[RuleSet, _Index]] = {}
 
 
 def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
@@ -270,13 +277,14 @@ def _picked(rules: RuleSet, words: Iterable[str]) -> list[int]:
     return sorted(always + picked) if picked else always
 
 
-def _word_index(rules: RuleSet, causes_only: bool = False) -> _Index:
+def _word_index(rules: RuleSet, part: Part = "all") -> _Index:
     """(positions of the rules whose literal has no inner token, {inner token: positions of
     the rules keyed by it}, each rule's entry, its other inner tokens, its literal, the key
     tokens), each rule keyed by its longest inner token (kept per RuleSet): a tail's tokens
-    pick the few rules worth a look without a pass over all of them. `causes_only`: the
-    echo rules are in no list of positions (their entries are kept: positions stay)."""
-    cached = _INDEXES.get((id(rules), causes_only))
+    pick the few rules worth a look without a pass over all of them. `part`: the rules
+    listed ("causes": no echo rule, "echoes": only they; every entry is kept, so that
+    positions stay)."""
+    cached = _INDEXES.get((id(rules), part))
     if cached is not None and cached[0] is rules:
         return cached[1]
     always: list[int] = []
@@ -287,7 +295,7 @@ def _word_index(rules: RuleSet, causes_only: bool = False) -> _Index:
         precedence = rules.precedence(rule.id) or rule.precedence
         inner = inner_tokens(rule.literal)
         key = max(sorted(inner), key=len) if inner else None
-        if causes_only and rule.role != "cause":
+        if part != "all" and (rule.role == "cause") != (part == "causes"):
             pass  # looked up by no token
         elif key is not None:
             by_word.setdefault(key, []).append(k)
@@ -312,5 +320,5 @@ def _word_index(rules: RuleSet, causes_only: bool = False) -> _Index:
         _INDEXES.clear()
     literals = [r.literal for r in rules.rules]
     index = (always, by_word, entries, rests, literals, frozenset(by_word))
-    _INDEXES[(id(rules), causes_only)] = (rules, index)
+    _INDEXES[(id(rules), part)] = (rules, index)
     return index

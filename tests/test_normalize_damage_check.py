@@ -109,7 +109,7 @@ def _by_rows(lines: list[str]) -> bool:
     if rows is not None:  # the tags come off the coloured text as off the plain one
         plain = joined.plain
         for tag in rows[0]:
-            plain = plain.replace("\n" + tag + " ", "\x01" * len(tag) + "\n\x01")
+            plain = plain.replace("\n" + tag + " ", "\n\x01")
         assert row_scan._untagged(Joined.of(lines), rows[0], rows[2]) == plain
     return got
 

@@ -36,9 +36,8 @@ class Joined:
         tail): what a later stage reads of a line instead of stripping it again."""
         self.untagged: tuple[str, tuple[str, ...]] | None = None
         """`plain` with each of the process tags (the second item) and its space taken off
-        every line that starts with it, `\\x01` in their place and `row_scan.PAD` at the end of
-        the line before (`row_scan.clean_rows` makes it on its way; triage's scan reads it):
-        None until then."""
+        every line that starts with it, `\\x01` in their place (`row_scan.clean_rows` makes
+        it on its way; triage's scan reads it): None until then."""
 
     @classmethod
     def of(cls, lines: Sequence[str]) -> Joined:

@@ -143,34 +143,23 @@ def clean_rows(joined: Joined) -> list[int] | None:
     return slow
 
 
-PAD = "\x01"
-"""What fills the end of the row before a row whose tag `_untagged` takes off (as long as the
-tag: the text keeps its length). No row holds one (`clean_rows` leaves a text with one to the
-scans), no sign or line start reads it, and a pattern that reads a row to its end reads the
-padding too: triage takes it off the messages it reads so (`triage._concerned`)."""
-
-
 def _untagged(joined: Joined, tags: list[str], starts: list[str] | None) -> str:
     """`joined.plain` with each tag and its space taken off every line that starts with it,
-    `\x01` in its place (a tag after it then starts no line), and `PAD` as long as the tag
-    before the newline (a replacement as long as what it replaces costs one search of the
-    text, not a count and a search: 13 us, not 20, on the average tagged corpus tail). Where
-    the colour codes are the tags' alone (vLLM colours its tags), the coloured tags are taken
-    off the text as it is, and no colour code is left to strip: the same text, without a
-    pass of the pattern over every code (30 us on a coloured tail). `starts`: every tag as
-    rows start with it, coloured or not (None where some are not known)."""
+    `\x01` in its place (a tag after it then starts no line). Where the colour codes are
+    the tags' alone (vLLM colours its tags), the coloured tags are taken off the text as it
+    is, and no colour code is left to strip: the same text, without a pass of the pattern
+    over every code (30 us on a coloured tail). `starts`: every tag as rows start with it,
+    coloured or not (None where some are not known)."""
     doc = joined.doc
     if starts and "\x1b" in doc:
         text = doc
-        for start in starts:  # (the run as long as the plain tag: the plain text's)
-            found = _TAG_AT.match(start)
-            run = len(found[1]) if found is not None else len(start)
-            text = text.replace("\n" + start + " ", PAD * run + "\n\x01")
+        for start in starts:
+            text = text.replace("\n" + start + " ", "\n\x01")
         if "\x1b" not in text:  # each row is a coloured tag and a plain rest, or plain
             return text
     text = joined.plain
     for tag in tags:
-        text = text.replace("\n" + tag + " ", PAD * len(tag) + "\n\x01")
+        text = text.replace("\n" + tag + " ", "\n\x01")
     return text
 
 

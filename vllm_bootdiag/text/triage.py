@@ -25,7 +25,6 @@ from itertools import compress, repeat
 from .. import versions
 from . import logline
 from .joined import Joined
-from .row_scan import PAD
 
 _RECORD_MATCH = logline.RECORD.match
 
@@ -176,20 +175,18 @@ def _untagged(joined: Joined) -> str | None:
 
 def _concerned(
     lines: list[str], starts: Sequence[str], joined: Joined
-) -> tuple[Iterable[int], Iterable[str] | None, bool]:
+) -> tuple[Iterable[int], Iterable[str] | None]:
     """Indices of the lines a marker or a rule can concern, in order, and for each its
     code (see `_concern`; None: sort each): one scan of the joined text instead of a sort
     per line. Only where no line holds a carriage return or a newline (which
-    `strip_wrapping` or the join would move): elsewhere every line is sorted. The third
-    item: whether the codes were read from `Joined.untagged`, where a line that a tagged
-    one follows ends with `row_scan.PAD` (which a code that runs to its line's end holds)."""
+    `strip_wrapping` or the join would move): elsewhere every line is sorted."""
     if not lines:
-        return range(0), None, False
+        return range(0), None
     # a one-character test of the joined text runs at memchr speed, and a newline inside a
     # line shows as one line start too many; past 1 MB each line is tested (no join then)
     wide = len(joined.doc) > 2**20
     if any("\r" in line or "\n" in line for line in lines) if wide else "\r" in joined.doc:
-        return range(len(lines)), None, False
+        return range(len(lines)), None
     # each line start after a newline (the engine finds that character fast), read as
     # sort_line reads the line: without colour codes
     untagged = _untagged(joined)
@@ -210,10 +207,10 @@ def _concerned(
             codes.append(m[1] or "" if m is not None else "")
             at = find("\n", at + 1)
     if len(codes) != len(lines):  # a line holds a newline: no line start is where it was
-        return range(len(lines)), None, False
+        return range(len(lines)), None
     if text[-1:] == "\n":  # the last line is empty (or colour codes alone): nothing after
         codes[-1] = "\n"  # it to capture, and a candidate
-    return compress(range(len(lines)), codes), filter(None, codes), untagged is not None
+    return compress(range(len(lines)), codes), filter(None, codes)
 
 
 def _record_end(code: str) -> int:
@@ -266,12 +263,11 @@ class Tail:
         """(index, marker group name, message, timestamp) for progress lines it matched."""
         other: list[int] = []
         codes: Iterable[str] | None = None
-        padded = False
         if marker_starts is None:
             concerned: Iterable[int] = range(len(self.lines))
         else:  # what a marker's message can start with: the other lines are not sorted
             joined = Joined.of(self.lines) if joined is None else joined
-            concerned, codes, padded = _concerned(self.lines, marker_starts, joined)
+            concerned, codes = _concerned(self.lines, marker_starts, joined)
         self._joined = joined
         lines, markers = self.lines, self.markers
         pairs = zip(concerned, repeat("") if codes is None else codes, strict=False)
@@ -285,8 +281,6 @@ class Tail:
                 # runtime prefix here), its tag taken off or not; message and timestamp
                 start = code.index("]", end) + 1
                 message = code[start + 1 :] if code.startswith(" ", start) else code[start:]
-                if padded:  # (no line holds the padding: `row_scan.clean_rows`)
-                    message = message.rstrip(PAD)
                 key = progress(message)
                 if key is not None:
                     markers.append((i, key, message, code[end - 14 : end]))

@@ -8,6 +8,7 @@ import sys
 from bisect import bisect_right
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -181,3 +182,46 @@ def test_a_shuffled_corpus_tail(tail: list[str], rnd: object) -> None:
     lines = list(tail)
     rnd.shuffle(lines)  # type: ignore[attr-defined]
     _same(lines)
+
+
+_USAGE = "usage: vllm serve [-h] [--model MODEL]"
+_SERVER = "(APIServer pid=1) INFO 01-02 03:04:05 [api_server.py:1] vLLM API server version 0.11.0"
+_FAILED = "(APIServer pid=1) ERROR 01-02 03:04:05 [core.py:2] RuntimeError: boom"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        _USAGE,
+        f"(APIServer pid=1) {_USAGE}",
+        f"(APIServer pid=2) {_USAGE}",
+        f"x {_USAGE}",
+        f"(APIServer pid=1) ERROR 01-02 03:04:05 [a.py:1] {_USAGE}",
+        "usage: vllm",
+        "usage: vllmusage: vllm",
+        "usage:  vllm",
+        f"\x1b[0;36m(APIServer pid=1)\x1b[0;0m {_USAGE}",
+    ],
+)
+def test_argparse_usage_lines_the_check_found_read_as_searched(usage: str) -> None:
+    """argparse's `usage: vllm` is searched for only where the clean-tail check counted a
+    `usage: ` (`Tail.usages`): the same boots, wherever the line is."""
+    for lines in (
+        [_SERVER, _FAILED, usage, _SERVER],
+        [_SERVER, usage, _FAILED, usage, "vllm serve: error: argument --dtype: bad"],
+        [usage, _FAILED, _SERVER],
+        [_FAILED, _SERVER, usage],
+    ):
+        _same(lines)
+        shared = _tail(lines, True)
+        if usage in (_USAGE, f"(APIServer pid=1) {_USAGE}"):
+            assert shared.usages  # (the rows answered: the hand-off is read)
+
+
+def test_the_usages_the_check_counts_are_every_one_in_the_text() -> None:
+    for tail in TAILS:
+        tail = [*tail[:50], _USAGE, *tail[50:], f"(APIServer pid=9) {_USAGE}"]
+        joined = Joined.of(tail)
+        damage_check.damaged(joined)
+        if joined.usages is not None:
+            assert joined.usages == joined.doc.count("usage: ") > 0

@@ -39,7 +39,8 @@ _IMPORT_GATES = tuple(
     for gate in ("usage: vllm", "Triton ", "Failed to import from vllm._C")
 )
 """`_IMPORT_LINES` by a common start: one search of the text per start (the text is
-often wide Unicode, the banner's block characters, where each search costs)."""
+often wide Unicode, the banner's block characters, where each search costs). argparse's
+first: where the clean-tail check counted no `usage: `, its search is left out."""
 _WIDE_TEXT = 2**20
 """Past this many characters in a tail (400 lines of 16 KB), import lines are looked for
 in each line's first SEARCH_WIDTH characters, as rule literals are: where vLLM prints
@@ -152,7 +153,9 @@ def _import_lines(tail: Tail, first: int = 0, at: int = 0) -> list[int]:
         text = "\n".join(["", *(line[:SEARCH_WIDTH] for line in tail.lines)])
         first, at = 0, 0
     positions: list[int] = []
-    for gate, literals in _IMPORT_GATES:
+    # (argparse's line holds `usage: `, which the clean-tail check counted: none, no search)
+    gates = _IMPORT_GATES[1:] if tail.usages == 0 else _IMPORT_GATES
+    for gate, literals in gates:
         pos = text.find(gate, at)
         while pos >= 0:
             if text.startswith(literals, pos):

@@ -24,7 +24,7 @@ class Joined:
     start where `doc` has it, and each line is what `logline.strip_wrapping` leaves of
     its colour codes."""
 
-    __slots__ = ("_plain", "doc", "lines", "plain_lines", "untagged")
+    __slots__ = ("_plain", "doc", "lines", "plain_lines", "untagged", "usages")
 
     def __init__(self, doc: str, lines: Sequence[str] | None = None) -> None:
         self.doc = doc
@@ -38,6 +38,11 @@ class Joined:
         """`plain` with each of the process tags (the second item) and its space taken off
         every line that starts with it, `\\x01` in their place (`row_scan.clean_rows` makes
         it on its way; triage's scan reads it): None until then."""
+        self.usages: int | None = None
+        """How many `usage: ` (argparse's line) the text holds, where the clean-tail check
+        counted them on its way (`row_scan.clean_rows`; a tag holds no `:`, so taking the
+        tags off left each one): boots searches for argparse's `usage: vllm` only where
+        there is one. None: not counted."""
 
     @classmethod
     def of(cls, lines: Sequence[str]) -> Joined:

@@ -320,6 +320,12 @@ class Tail:
         return self._joined.doc
 
     @property
+    def usages(self) -> int | None:
+        """How many `usage: ` the lines hold, where the clean-tail check counted them
+        (`Joined.usages`); None otherwise."""
+        return self._joined.usages if self._joined is not None else None
+
+    @property
     def plain_lines(self) -> list[str] | None:
         """Each line without colour codes, when the clean-tail check made them (a long
         tail's, see `Joined.plain_lines`); None otherwise."""

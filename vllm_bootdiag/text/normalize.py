@@ -92,6 +92,9 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
     if decoded is not None:
         rows = decoded
         names.append("json_file")
+        if any(NO_BREAK_SPACE in row for row in rows):  # a paste's, inside the record
+            rows = [row.replace(NO_BREAK_SPACE, " ") for row in rows]
+            names.append("no_break_spaces")
     elif text.startswith(_JSON_STARTS):
         return rows, names  # a record's first row, wrapped: gathered later
     out: list[str] = []
@@ -213,6 +216,8 @@ def normalize_rows(
         return list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True)), ()
     lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
     if lookahead and len(lines) > 1:
+        if "no_break_spaces" in ran:  # the rows' widths as they were, their spaces as they are
+            raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]
         joins, rejoins = _rejoin(lines, raw, first_line)
         lines = list(joins) if rejoins else lines
         ran.update(rejoins)

@@ -9,6 +9,7 @@ generated values.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -88,6 +89,34 @@ def test_the_last_phase_is_the_timelines() -> None:
         assert diagnose_module._last_phase(phases) == built.last_phase, log
         d = diagnose_module.diagnose(_tail(_lines(log)), None, default_rules())
         assert d.phase == built.last_phase and d.facts == built.facts, log
+
+
+_RAW_PHASES = {phase for _literal, phase, _device in timeline._RAW_MARKERS}
+
+
+def _phase_lines_long_way(tail: Tail) -> list[tuple[int, str]]:
+    """`timeline.phase_lines` as it was written: every raw marker's lines, then a sort."""
+    hits = [(i, p) for i, key, _, _ in tail.markers if (p := timeline.PHASE_OF[key]) is not None]
+    for literal, phase, _device in timeline._RAW_MARKERS:
+        hits.extend((i, phase) for i in tail.find(literal))
+    hits.sort()
+    return hits
+
+
+def test_the_phase_lines_are_the_long_ways() -> None:
+    """`phase_lines` sorts only where a raw marker added lines (the markers alone come in
+    line order, one a line): the same list on every corpus tail and its damaged copies."""
+    sys.path.insert(0, str(CORPUS.parent / "tests" / "damage"))
+    import damages
+
+    raw = 0
+    for log in LOGS:
+        lines = _lines(log)
+        for variant in (lines, *(d.apply(lines) for d in damages.DAMAGES[::3])):
+            fast = timeline.phase_lines(_tail(variant))
+            assert fast == _phase_lines_long_way(_tail(variant)), log
+            raw += any(p in _RAW_PHASES for _i, p in fast)
+    assert raw > 50
 
 
 def _slow_gib(value: str) -> object:

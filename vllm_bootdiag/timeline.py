@@ -278,9 +278,14 @@ def phase_lines(tail: Tail) -> list[tuple[int, str]]:
     """(0-based line, phase) for every progress line in the tail, in line order."""
     phase_of = PHASE_OF
     hits = [(i, p) for i, key, _, _ in tail.markers if (p := phase_of[key]) is not None]
+    find, raw = tail.find, False
     for literal, phase, _device in _RAW_MARKERS:
-        hits.extend((i, phase) for i in tail.find(literal))
-    hits.sort()
+        found = find(literal)  # (boots asked the same: Tail keeps each literal's lines)
+        if found:
+            hits.extend([(i, phase) for i in found])
+            raw = True
+    if raw:  # the markers alone are in line order already, one a line
+        hits.sort()
     return hits
 
 
@@ -291,7 +296,7 @@ that says so on a CPU boot, whose defaults the planner reads (128 seqs x ranks).
 
 def facts(tail: Tail) -> BootFacts:
     """The numbers the boot printed (see BootFacts)."""
-    found: dict[str, str] = {}
+    found: dict[str, str | None] = {}
     device: str | None = None
     for _i, key, message, _ts in tail.markers:
         marker_device, marker_facts = _FACTS_OF[key]
@@ -314,9 +319,9 @@ def facts(tail: Tail) -> BootFacts:
             found["port"] = m[1]
     if device is None and (tail.find("Capturing CUDA graph") or tail.find("CUDA out of memory")):
         device = "cuda"
-    values: dict[str, object] = dict(found)
-    values["device"] = device
-    return quick_build.build(BootFacts, values)
+    found["device"] = device  # (its own dict: handed over as it is)
+    build = quick_build.validator(BootFacts)  # what `build` calls, once warm: called as is
+    return build(found) if build is not None else quick_build.build(BootFacts, found)
 
 
 def _clock(ts: str) -> int:

@@ -60,3 +60,18 @@ def test_a_long_text_is_read_as_a_short_one_is() -> None:
         for pad in ("(" * 2000, "`" * 2000, " " * 2000):
             for text in (pad + case, case + pad, pad + case + pad):
                 assert looks_like_error(text) == bool(ERROR_LOOKING.search(text)), text[:40]
+
+
+def test_a_long_text_is_searched_from_its_first_colon() -> None:
+    """Past 1 KB the wordings are searched from the first colon (each starts with one): the
+    same answer with no colon at all, with colons only before the wording, with one right
+    at the start, and with a run of them."""
+    cases = [
+        "x: error: y", "foo.so: undefined symbol: _Z", "a: cannot open shared object file",
+        ": error: at the start", "ValueError: x", "no colon here", "::: error: ", ":",
+    ]  # fmt: skip
+    pads = ("█ " * 1000, "a:" * 1000, ":" * 2000, ": " * 1000, "x" * 2000, ":" + "y" * 2000)
+    for case in cases:
+        for pad in pads:
+            for text in (pad + case, case + pad, pad + case + pad):
+                assert looks_like_error(text) == bool(ERROR_LOOKING.search(text)), text[:40]

@@ -149,8 +149,10 @@ def looks_like_error(text: str) -> bool:
     the match at the start backtracks quadratically through a run of `a.`."""
     if len(text) < _LONG:
         inside = any(word in text and s in text for word, s in _ERROR_INSIDE)
-    else:
-        inside = _ERROR_INSIDE_RE.search(text) is not None
+    else:  # searched from the first colon (each wording starts with one): a 16 KB message
+        # with none costs one character's search (0.2 us), not the pattern's (10 us)
+        at = text.find(":")
+        inside = at >= 0 and _ERROR_INSIDE_RE.search(text, at) is not None
     return inside or _starts_like_error(text)
 
 _ERROR_WORDS = (

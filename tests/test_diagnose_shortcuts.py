@@ -150,7 +150,7 @@ _EDGES = [
 ]  # fmt: skip
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(
     st.one_of(
         st.sampled_from(_EDGES),

@@ -57,10 +57,10 @@ def _hostile() -> list[list[str]]:
 
 def _inputs() -> list[list[str]]:
     out = _hostile()
-    for log in LOGS:
+    for k, log in enumerate(LOGS):
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
         out.append(lines)
-        out.extend(d.apply(lines) for d in damages.DAMAGES)
+        out.extend(d.apply(lines) for d in damages.DAMAGES[k % 2 :: 2])  # each damage: half
     return out
 
 
@@ -82,7 +82,7 @@ def test_every_diagnosis_is_the_long_ways(monkeypatch: pytest.MonkeyPatch) -> No
     _long_way(monkeypatch)
     slow = [classify(lines).model_dump_json() for lines in inputs]
     assert fast == slow
-    assert len(fast) > 3000
+    assert len(fast) > 1500
     assert sum('"kind":"unknown"' in d for d in fast) > 20  # unknowns read their echoes
 
 
@@ -93,7 +93,7 @@ def test_every_release_reads_the_same_causes() -> None:
     reads."""
     releases = [None, *sorted({log.parent.name for log in LOGS})]
     seen = alone = 0
-    for lines in _inputs()[::7]:
+    for lines in _inputs()[::9]:
         tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
         for release in releases:
             rules = RULES.for_version(release)

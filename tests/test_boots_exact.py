@@ -5,6 +5,7 @@ corpus tail, its damaged copies, two logs appended and shuffled lines."""
 from __future__ import annotations
 
 import sys
+import time
 from bisect import bisect_right
 from pathlib import Path
 
@@ -225,3 +226,38 @@ def test_the_usages_the_check_counts_are_every_one_in_the_text() -> None:
         damage_check.damaged(joined)
         if joined.usages is not None:
             assert joined.usages == joined.doc.count("usage: ") > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                _USAGE,
+                "Triton not installed",
+                _FAILED,
+                "RuntimeError: boom",
+                _SERVER,
+                "(APIServer pid=2) INFO 01-02 03:04:05 [core.py:1] Capturing CUDA graphs",
+                "(APIServer pid=1) INFO 01-02 03:04:05 [platforms.py:1] Automatically detected platform cuda.",
+                "x = 1",
+            ]
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_failures_asked_again_up_to_a_later_line_read_as_asked_once(lines: list[str]) -> None:
+    """The walk asks for the last failure since the same line up to later and later lines
+    (each import line); the lines read for one answer are not read again: the same boots."""
+    _same(lines)
+
+
+def test_many_import_lines_after_a_failure_are_walked_once() -> None:
+    lines = ["RuntimeError: boom", *([f"{_USAGE} {'[-h] ' * 3000}"] * 399)]
+    tail = _tail(lines, True)
+    t0 = time.perf_counter()
+    found = boots.find(tail, timeline.PHASE_OF)
+    took = time.perf_counter() - t0
+    assert found.starts == reference(_tail(lines, False))
+    assert took < 0.1, took  # (each import line read every line before it: 0.2 s)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import cache
+from itertools import compress
 from operator import itemgetter
 from typing import Literal, NamedTuple
 
@@ -178,7 +179,10 @@ def _scan(
         for k in order
     ):
         return [], None  # the rank tested first: no literal looked for below `best_kept`
-    live = [k for k in order if literals[k] in text]
+    # (in C: `[k for k in order if literals[k] in text]`)
+    live = list(compress(order, map(text.__contains__, map(literals.__getitem__, order))))
+    if not live:
+        return [], None
     found: list[Hit] = []
     seen: set[tuple[int, str]] = set()
     exact_lines: set[int] = set()

@@ -120,7 +120,7 @@ def _first_word(text: str) -> int:
     return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
 
 
-def _is_error(text: str) -> bool:
+def _is_error(text: str, lead: int = -1) -> bool:
     """An exception line or an ERROR record: the lines whose message a reflow splits.
 
     Read where it can differ, not whole: the head, the message to its first `:` (where an
@@ -128,8 +128,9 @@ def _is_error(text: str) -> bool:
     ends the message: `for Model`). A line the rejoin grows row by row is
     asked again after each row: a copy of its message and a search of it each time cost
     400 rows of 16 KB that go on one error 1.1 s. tests/test_rejoin_long_errors.py holds it
-    to the plain statement (the message copied, the head searched for)."""
-    head = _HEAD.match(text)
+    to the plain statement (the message copied, the head searched for). `lead`: where the
+    head's indentation and colour codes end (`_LEAD`), when the caller knows it."""
+    head = _HEAD.match(text) if lead < 0 else _HEAD_REST.match(text, lead)
     at = head.end() if head is not None else 0
     level = head["level"] if head is not None else None
     if level not in ("ERROR", "CRITICAL") and not (
@@ -139,6 +140,13 @@ def _is_error(text: str) -> bool:
     return not _pydantic_head_ends(text, at)
 
 
+_LEAD = re.compile(r"[ \t]*(?:\x1b\[[0-9;]*m)*")
+_HEAD_REST = re.compile(_HEAD.pattern.removeprefix(_LEAD.pattern))
+"""`_HEAD` is `_LEAD` and `_HEAD_REST`: every part after `_LEAD` may be empty, so the match
+never gives back what `_LEAD` took, and `_HEAD_REST` matched where it ends is the same head
+(a line that a run of colour codes leads, grown row by row, reads the run once)."""
+_PART_CODE = re.compile(r"\x1b(?:\[[0-9;]*)?")
+"""A colour code that a row's end may cut: what comes after it may finish it."""
 _NAME_RUN_BACK = Lazy(r"(?r)[\w.]*")
 _DIGIT = Lazy(r"\d")
 """The `regex` module's name characters and digits, as `_PYDANTIC_HEAD` and
@@ -176,12 +184,13 @@ _NAME_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 not one (and costs no search for its first `:`)."""
 
 
-def _continues(prev: str, row: str) -> bool:
-    """`row` carries on the error message of `prev` (a reflowed paste)."""
+def _continues(prev: str, row: str, lead: int = -1) -> bool:
+    """`row` carries on the error message of `prev` (a reflowed paste); `lead`: see
+    `_is_error`."""
     # (`_is_error` first: `_starts` on a 16 KB row costs 11 us or more, and 2 us a short row,
     # the `regex` module's alternation of 16 branches; it is asked only of a row that would
     # go on otherwise)
-    if not _is_error(prev) or " " not in row.strip():
+    if not _is_error(prev, lead) or " " not in row.strip():
         return False
     if not (row[:1].islower() or _CONTINUES.match(row)):
         # its last character but white space (looked for near the end: `prev` can be a line
@@ -344,28 +353,35 @@ def _rejoin(
     text, first, last = "", 0, 0
     repairs: tuple[str, ...] = ()
     held = False
+    lead = -1  # (where the held line's indentation and colour codes end: -1, not read)
     for k in slow:  # the rows between slow ones start quickly: kept as they are
         if k > done:  # (else the row before is the one held: the last slow row, or its line)
             if held:
                 out.append((text, first, last, repairs))
             out.extend(lines[done : k - 1])
             text, first, last, repairs = lines[k - 1]
-            held = True
+            held, lead = True, -1
         done = k + 1
         line = lines[k]
+        if lead < 0:
+            lead = _LEAD.match(text).end()  # type: ignore[union-attr]
         name, sep = _join_kind(
-            (text, first, last, repairs), line, len(raw[last - base]), wide, hard, soft
+            (text, first, last, repairs), line, len(raw[last - base]), wide, hard, soft, lead
         )
         if name:
             repairs = tuple(dict.fromkeys((*repairs, *line[3], name)))
+            grown = len(text)
             if sep != "" and not text.endswith(" "):
                 text += " "
             text += line[0]
             last = line[2]
             ran.add(name)
+            if lead == grown or _PART_CODE.fullmatch(text, lead, grown):
+                lead = -1  # (the line so far was its lead, or ended in a cut code: read again)
         else:
             out.append((text, first, last, repairs))
             text, first, last, repairs = line
+            lead = -1
     if held:
         out.append((text, first, last, repairs))
     out.extend(lines[done:])
@@ -385,18 +401,25 @@ def _follows(prev: Row, line: Row) -> bool:
 
 
 def _join_kind(
-    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool
+    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool, lead: int = -1
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
     if not _follows(prev, line):
         return "", ""
-    return _join_text(prev[0], line[0], prev_width, width, hard, soft)
+    return _join_text(prev[0], line[0], prev_width, width, hard, soft, lead)
 
 
 def _join_text(
-    prev_text: str, row: str, prev_width: int, width: int, hard: bool, soft: bool
+    prev_text: str,
+    row: str,
+    prev_width: int,
+    width: int,
+    hard: bool,
+    soft: bool,
+    lead: int = -1,
 ) -> tuple[str, str]:
-    """`_join_kind` of two rows that follow each other, by their texts."""
+    """`_join_kind` of two rows that follow each other, by their texts; `lead`: see
+    `_is_error`."""
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
@@ -407,7 +430,7 @@ def _join_text(
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
         return "rejoin_wrapped", " "
-    if _may_be_error(prev_text) and _continues(prev_text, row):
+    if _may_be_error(prev_text) and _continues(prev_text, row, lead):
         return "rejoin_reflowed", " "
     return "", ""
 

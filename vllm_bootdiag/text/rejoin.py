@@ -145,6 +145,8 @@ _HEAD_REST = re.compile(_HEAD.pattern.removeprefix(_LEAD.pattern))
 """`_HEAD` is `_LEAD` and `_HEAD_REST`: every part after `_LEAD` may be empty, so the match
 never gives back what `_LEAD` took, and `_HEAD_REST` matched where it ends is the same head
 (a line that a run of colour codes leads, grown row by row, reads the run once)."""
+_LEADS = frozenset(" \t\x1b")
+"""How a line that `_LEAD` reads anything of starts."""
 _PART_CODE = re.compile(r"\x1b(?:\[[0-9;]*)?")
 """A colour code that a row's end may cut: what comes after it may finish it."""
 _NAME_RUN_BACK = Lazy(r"(?r)[\w.]*")
@@ -363,8 +365,8 @@ def _rejoin(
             held, lead = True, -1
         done = k + 1
         line = lines[k]
-        if lead < 0:
-            lead = _LEAD.match(text).end()  # type: ignore[union-attr]
+        if lead < 0:  # (most lines start otherwise: no match to make)
+            lead = _LEAD.match(text).end() if text[:1] in _LEADS else 0  # type: ignore[union-attr]
         name, sep = _join_kind(
             (text, first, last, repairs), line, len(raw[last - base]), wide, hard, soft, lead
         )
@@ -376,7 +378,9 @@ def _rejoin(
             text += line[0]
             last = line[2]
             ran.add(name)
-            if lead == grown or _PART_CODE.fullmatch(text, lead, grown):
+            if lead == grown or (
+                text.startswith("\x1b", lead) and _PART_CODE.fullmatch(text, lead, grown)
+            ):
                 lead = -1  # (the line so far was its lead, or ended in a cut code: read again)
         else:
             out.append((text, first, last, repairs))

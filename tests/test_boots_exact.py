@@ -260,4 +260,5 @@ def test_many_import_lines_after_a_failure_are_walked_once() -> None:
     found = boots.find(tail, timeline.PHASE_OF)
     took = time.perf_counter() - t0
     assert found.starts == reference(_tail(lines, False))
-    assert took < 0.1, took  # (each import line read every line before it: 0.2 s)
+    if sys.gettrace() is None and sys.getprofile() is None:  # (a tracer slows every line)
+        assert took < 0.1, took  # (each import line read every line before it: 0.2 s)

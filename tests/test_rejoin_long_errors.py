@@ -240,4 +240,5 @@ def test_many_rows_that_go_on_one_error_stay_linear() -> None:
         d = classify(tail)
         took = time.perf_counter() - t0
         assert "rejoin_reflowed" in d.model_dump()["repairs"]
-        assert took < 0.5, took  # (1.1 s and 0.7 s when each row copied the line and read it)
+        if sys.gettrace() is None and sys.getprofile() is None:  # (a tracer: no `+=` in place)
+            assert took < 0.5, took  # (1.1 s and 0.7 s when each row copied the line, read it)

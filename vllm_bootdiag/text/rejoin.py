@@ -350,8 +350,8 @@ def _rejoin(
     ran: set[str] = set()
     done = 0
     # The row each slow row may go on is held apart from `out`, its text in a local alone:
-    # `+=` then grows it in place (a copy of the line so far for each row joined on it cost
-    # 400 rows of 16 KB that go on one line 0.3 s).
+    # `+=` then grows it in place (CPython's, where no tracer runs; a copy of the line so far
+    # for each row joined on it cost 400 rows of 16 KB that go on one line 0.3 s).
     text, first, last = "", 0, 0
     repairs: tuple[str, ...] = ()
     held = False

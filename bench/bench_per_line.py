@@ -15,6 +15,12 @@ DIR (an export of an older commit: `git archive cb3e784 vllm_bootdiag | tar -x -
 on the same tails, alternating runs with this checkout: the before/after of a
 change as ratios in one run. Not a timed test: absolute figures depend on the
 machine; the ratios are the result.
+
+`--instructions` counts instead what one warm pass of classify over every tail executes,
+under valgrind (cachegrind; about 20 s per package), for this checkout and `--against`'s:
+a count that neighbours on a shared machine do not change, where timings vary 2x. It is
+not time: a pass over a text already in cache costs fewer cycles than one that is not,
+and this workload's time ran about 15% above its instruction ratio (see README).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -107,6 +114,46 @@ def _print(name: str, m: dict[str, float]) -> None:
     )
 
 
+_COUNTED = """
+import json, sys
+tails = json.load(open(sys.argv[1]))[0]
+from vllm_bootdiag import classify
+for t in tails: classify(t)
+for _ in range(int(sys.argv[2])):
+    for t in tails: classify(t)
+"""
+
+
+def instructions(root: Path, tails_file: Path) -> float:
+    """Instructions of one warm classify pass over the tails, importing from `root`: two
+    runs under cachegrind (one pass and three after the warm-up), their difference halved."""
+    counts = []
+    for passes in (1, 3):
+        env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": "0"}
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               sys.executable, "-c", _COUNTED, str(tails_file), str(passes)]  # fmt: skip
+        r = subprocess.run(cmd, env=env, cwd=tails_file.parent, capture_output=True, text=True)
+        m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+        if r.returncode or not m:
+            raise SystemExit(f"valgrind failed: {r.stderr[-300:]}")
+        counts.append(int(m[1].replace(",", "")))
+    return (counts[1] - counts[0]) / 2
+
+
+def _count(tails: list[list[str]], against: Path | None) -> None:
+    lines = sum(map(len, tails))
+    with tempfile.TemporaryDirectory() as d:
+        tails_file = Path(d) / "tails.json"
+        tails_file.write_text(json.dumps([tails]))
+        now = instructions(ROOT, tails_file)
+        print(f"now: {now / 1e6:.1f} M instructions a pass, {now / lines:,.0f} a line")
+        if against is not None:
+            then = instructions(against.resolve(), tails_file)
+            print(f"then ({against}): {then / 1e6:.1f} M instructions a pass, "
+                  f"{then / lines:,.0f} a line")
+            print(f"now/then: classify {now / then:.3f}x the instructions")
+
+
 def _worker(tails_file: str, repeat: int) -> None:
     tails, before = json.loads(Path(tails_file).read_text())
     print(json.dumps(measure(tails, before, repeat)))
@@ -117,12 +164,17 @@ def main() -> None:
     p.add_argument("--against", type=Path, help="a directory holding an older vllm_bootdiag/")
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--rounds", type=int, default=3, help="alternations with --against")
+    p.add_argument("--instructions", action="store_true", help="count instructions (valgrind)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         _worker(args.worker, args.repeat)
         return
     tails = corpus_tails()
+    if args.instructions:
+        print(f"{len(tails)} corpus tails, {sum(map(len, tails)):,} lines")
+        _count(tails, args.against)
+        return
     before = before_report(tails)  # this checkout's: the same lines for both with --against
     print(f"{len(tails)} corpus tails, {sum(map(len, tails)):,} lines")
     if args.against is None:

@@ -71,13 +71,38 @@ _SOURCE_END = Lazy(r"(?r)\.py:\d+:")
 def _source_at_start(row: str) -> bool:
     """`regex.match(r"\\S*\\.py:\\d+: ", row)`: what comes before the space that ends it is
     not white space, so that space is the row's first, and the `.py:N:` ends right before
-    it (each found by one scan: the row's `\\S*` and its search backtracked at each `.py:`)."""
+    it (each found by one scan: the row's `\\S*` and its search backtracked at each `.py:`).
+    The row's first space is found at memchr speed, and in an ASCII row the white space
+    before it by five such searches: the `regex` module's search for `\\s` steps through a
+    16 KB row of `:` in 100 us."""
     if ":" not in row:  # (memchr: the search for a space runs through a row without one)
         return False
-    space = _SPACE.search(row)
-    if space is None or row[space.start()] != " ":
+    at = row.find(" ")
+    if at < 0:  # no white space, or its first is not a space
         return False
-    return _SOURCE_END.match(row, 0, space.start()) is not None
+    if row.isascii():
+        if any(row.find(c, 0, at) >= 0 for c in _ASCII_SPACES):
+            return False
+    elif _SPACE.search(row, 0, at) is not None:
+        return False
+    return _SOURCE_END.match(row, 0, at) is not None
+
+
+_ASCII_SPACES = "\t\n\x0b\x0c\r"
+"""What the `regex` module's `\\s` matches in ASCII besides the space."""
+_ARGPARSE_PROG = Lazy(r"[\w .-]+")
+
+
+def _argparse_at(row: str) -> bool:
+    """`_ARGPARSE_AT.match(row)` (`[\\w .-]+: error: `): a `:` is no name character, so the
+    program's name runs to the row's first `:`, found at memchr speed, and the literal is
+    there or nowhere (the pattern stepped through a 16 KB row of `:` in 47 us)."""
+    colon = row.find(":")
+    return (
+        colon > 0
+        and row.startswith(": error: ", colon)
+        and _ARGPARSE_PROG.fullmatch(row, 0, colon) is not None
+    )
 
 
 _BAR_AT = Lazy(_BAR.removeprefix("|"))
@@ -91,7 +116,7 @@ def _starts(row: str) -> bool:
         or _START_BUT_BAR.match(row)
         or starts_line(row)
         or _source_at_start(row)
-        or _ARGPARSE_AT.match(row)
+        or _argparse_at(row)
     ):
         return True
     head = row[:305]

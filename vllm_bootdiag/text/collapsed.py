@@ -67,6 +67,18 @@ _TAG = Lazy(r"\([A-Za-z][\w =.-]{0,60}? pid=\d+\) ?")
 _RECORD_AT = Lazy(r"(?:\([^)]{0,80}\) ?)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-")
 """A record (its process tag included) at a start: the message of an empty record before it
 is not this record (a banner's blank row is a line of its own)."""
+_LEVEL_STARTS = tuple(f"{level} " for level in _LEVELS)
+
+
+def _record_at(text: str, at: int) -> bool:
+    """`_RECORD_AT.match(text, at)`: its tag opens with `(`, and without one the record
+    opens with a level and a space, told by `str.startswith` (a line of 1,500 uvicorn
+    starts asks at each of them)."""
+    if text[at : at + 1] != "(" and not text.startswith(_LEVEL_STARTS, at):
+        return False
+    return _RECORD_AT.match(text, at) is not None
+
+
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)
 _HOLDS = ("", "", "u", "(", '"')
 """A character each kind's match holds (at or after where it starts): a line without one
@@ -167,6 +179,8 @@ class _Starts:
 def split_collapsed(text: str) -> list[str] | None:
     """Cut a line at each record start after its own: the newlines a paste lost."""
     if "\x1b" in text:
+        if ":" not in text and '"' not in text:
+            return None  # (as below: the codes' strip takes characters away, adds none)
         text = strip_codes(text)  # only a line that is cut comes back without them
     head = HEAD.match(text)
     pos = head.end() if head is not None else 0
@@ -174,11 +188,7 @@ def split_collapsed(text: str) -> list[str] | None:
         return None  # every start holds one (found at memchr speed: a search is slower)
     starts = _Starts(text)
     m = starts.next(pos)
-    if (
-        m is not None
-        and m[0] == pos
-        and not (head and head["level"] and _RECORD_AT.match(text, pos))
-    ):
+    if m is not None and m[0] == pos and not (head and head["level"] and _record_at(text, pos)):
         m = starts.next(m[1])  # the line's own start, unless it is a record after a record
     if m is None:
         return None
@@ -195,7 +205,7 @@ def split_collapsed(text: str) -> list[str] | None:
             m is not None
             and not text[end : m[0]].strip()
             and text[cut] != "T"
-            and not _RECORD_AT.match(text, m[0])
+            and not _record_at(text, m[0])
         ):
             m = starts.next(m[1])  # a record's own message: `Traceback ...`, not a record
     parts.append(text[start:])

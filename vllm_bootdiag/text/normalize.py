@@ -191,6 +191,15 @@ def _json_records(lines: list[Row], raw: Sequence[str], base: int, ran: set[str]
     return out
 
 
+def _spaces_became_no_break(raw: Sequence[str]) -> bool:
+    """Whether a copy turned the tail's spaces into no-break spaces (they outnumber the
+    spaces left, a gutter's or a prefix's): then they were spaces where an editor cut the
+    rows, and the rejoin reads them so. A few no-break spaces in a log of spaces are the
+    text's own, where no editor cuts a row (a row may run past the width there)."""
+    text = "".join(raw)
+    return text.count(NO_BREAK_SPACE) > text.count(" ")
+
+
 def normalize_rows(
     raw: Sequence[str],
     *,
@@ -216,8 +225,8 @@ def normalize_rows(
         return list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True)), ()
     lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
     if lookahead and len(lines) > 1:
-        if "no_break_spaces" in ran:  # the rows' widths as they were, their spaces as they are
-            raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]
+        if "no_break_spaces" in ran and _spaces_became_no_break(raw):
+            raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
         joins, rejoins = _rejoin(lines, raw, first_line)
         lines = list(joins) if rejoins else lines
         ran.update(rejoins)

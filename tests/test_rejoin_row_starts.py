@@ -71,6 +71,32 @@ def test_built_rows_start_as_the_patterns_say(pieces: list[str], times: int) -> 
         assert rejoin._starts(row) == bool(rejoin._START.match(row))
 
 
+def _worded_long_way(t: str) -> bool:
+    return " " in t.lstrip("> \t").rstrip()
+
+
+_LEAD_PIECES = [">", " ", "\t", "> ", "a", "é", "\x0b", "\x1c", "\n", "x y", "\xa0"]
+
+
+def test_rows_are_worded_as_the_plain_statement_says() -> None:
+    """`_worded` reads a lead of 64 or more by a byte translation in an ASCII row."""
+    rows = [r for row in _rows() for r in (row, "\t" * 70 + row, "> " * 40 + row[:100])]
+    for row in rows:
+        assert rejoin._worded(row) == _worded_long_way(row), row[:80]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([">", " ", "\t", "> "]), max_size=90),
+    st.lists(st.sampled_from(_LEAD_PIECES), max_size=12),
+)
+def test_built_leads_are_worded_as_the_plain_statement_says(
+    lead: list[str], rest: list[str]
+) -> None:
+    row = "".join(lead) + "".join(rest)
+    assert rejoin._worded(row) == _worded_long_way(row)
+
+
 def test_the_row_start_tests_hold_their_edge_cases() -> None:
     """A white space of the `regex` module before the space (and one it is not), a name
     of marks and digits, the literal after a later `:`."""

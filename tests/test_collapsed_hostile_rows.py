@@ -49,6 +49,18 @@ def test_long_coloured_rows_without_a_start_character_are_cut_as_the_long_way() 
             assert split_collapsed(row) is None is reference(row), row[:80]
 
 
+def test_long_rows_behind_a_head_are_cut_as_the_long_way() -> None:
+    """Whole 16 KB rows of blanks (and a start after them, or none) behind each head: the
+    blanks after a head are read only where a `:` or `"` follows."""
+    heads = ["", "  ", "ERROR 01-02 03:04:05 [a.py:1] ", "(A pid=1) INFO 01-02 03:04:05 [a.py:1]"]
+    ends = ["", " 3", " x: y", ' "q"', " INFO:     x", " usage: vllm", ' File "a.py", line 1, in f']
+    for head in heads:
+        for blank in (" ", "\t", " \t"):
+            for end in ends:
+                row = head + blank * (16_000 // len(blank)) + end
+                assert split_collapsed(row) == reference(row), (head, blank, end)
+
+
 _PIECES = ["(", ")", "(a pid=1) ", "(a)", "ERROR", " ", "x", "0", "01-", "1-", "02 "]
 _PIECES += [f"{level} " for level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")]
 

@@ -20,6 +20,8 @@ from .logline import strip_codes
 from .wrappers import Lazy
 
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_BLANKS_AFTER = r"[ \t]*"
+assert HEAD.pattern.endswith(_BLANKS_AFTER)
 _RECORD = re.compile(
     r"-(?<=[GORL] \d\d-)(?=\d\d \d\d:\d\d:\d\d)(?:"
     + "|".join(rf"(?<={level} \d\d-)" for level in _LEVELS)
@@ -79,8 +81,13 @@ def _record_at(text: str, at: int) -> bool:
     return _RECORD_AT.match(text, at) is not None
 
 
+_HEAD_BUT_BLANKS = re.compile(HEAD.pattern.removesuffix(_BLANKS_AFTER))
+_BLANKS = re.compile(_BLANKS_AFTER)
+"""`HEAD` is `_HEAD_BUT_BLANKS` then `_BLANKS` (which always matches, so the match never
+goes back into the head): the blanks after a head are read only where a `:` or `"` comes
+after them (a record of 16 KB of blanks, a paste's no-break spaces made spaces: 15 us)."""
 _KINDS = (_RECORD, _UVICORN, _USAGE, _TRACEBACK, _FRAME)
-_HOLDS = ("", "", "u", "(", '"')
+_HOLDS = ("", ":", "u", "(", '"')
 """A character each kind's match holds (at or after where it starts): a line without one
 from a position on holds no such match there, found at memchr speed (16 KB of stamps: 0.1
 us, where the search for `usage: ` costs 7 and a frame's 5)."""
@@ -182,10 +189,11 @@ def split_collapsed(text: str) -> list[str] | None:
         if ":" not in text and '"' not in text:
             return None  # (as below: the codes' strip takes characters away, adds none)
         text = strip_codes(text)  # only a line that is cut comes back without them
-    head = HEAD.match(text)
+    head = _HEAD_BUT_BLANKS.match(text)
     pos = head.end() if head is not None else 0
     if text.find(":", pos) < 0 and text.find('"', pos) < 0:
         return None  # every start holds one (found at memchr speed: a search is slower)
+    pos = _BLANKS.match(text, pos).end()  # type: ignore[union-attr]  # (`[ \t]*` matches)
     starts = _Starts(text)
     m = starts.next(pos)
     if m is not None and m[0] == pos and not (head and head["level"] and _record_at(text, pos)):

@@ -393,21 +393,30 @@ def _rejoin(
     repairs: tuple[str, ...] = ()
     held = False
     lead = -1  # (where the held line's indentation and colour codes end: -1, not read)
+    worded = False  # (the held line was reflowed on: it holds an error word, as it grows)
     for k in slow:  # the rows between slow ones start quickly: kept as they are
         if k > done:  # (else the row before is the one held: the last slow row, or its line)
             if held:
                 out.append((text, first, last, repairs))
             out.extend(lines[done : k - 1])
             text, first, last, repairs = lines[k - 1]
-            held, lead = True, -1
+            held, lead, worded = True, -1, False
         done = k + 1
         line = lines[k]
         if lead < 0:  # (most lines start otherwise: no match to make)
             lead = _LEAD.match(text).end() if text[:1] in _LEADS else 0  # type: ignore[union-attr]
         name, sep = _join_kind(
-            (text, first, last, repairs), line, len(raw[last - base]), wide, hard, soft, lead
+            (text, first, last, repairs),
+            line,
+            len(raw[last - base]),
+            wide,
+            hard,
+            soft,
+            lead,
+            worded,
         )
         if name:
+            worded = worded or name == "rejoin_reflowed"
             repairs = tuple(dict.fromkeys((*repairs, *line[3], name)))
             grown = len(text)
             if sep != "" and not text.endswith(" "):
@@ -422,7 +431,7 @@ def _rejoin(
         else:
             out.append((text, first, last, repairs))
             text, first, last, repairs = line
-            lead = -1
+            lead, worded = -1, False
     if held:
         out.append((text, first, last, repairs))
     out.extend(lines[done:])
@@ -442,12 +451,19 @@ def _follows(prev: Row, line: Row) -> bool:
 
 
 def _join_kind(
-    prev: Row, line: Row, prev_width: int, width: int, hard: bool, soft: bool, lead: int = -1
+    prev: Row,
+    line: Row,
+    prev_width: int,
+    width: int,
+    hard: bool,
+    soft: bool,
+    lead: int = -1,
+    worded: bool = False,
 ) -> tuple[str, str]:
     """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
     if not _follows(prev, line):
         return "", ""
-    return _join_text(prev[0], line[0], prev_width, width, hard, soft, lead)
+    return _join_text(prev[0], line[0], prev_width, width, hard, soft, lead, worded)
 
 
 def _join_text(
@@ -458,9 +474,12 @@ def _join_text(
     hard: bool,
     soft: bool,
     lead: int = -1,
+    worded: bool = False,
 ) -> tuple[str, str]:
     """`_join_kind` of two rows that follow each other, by their texts; `lead`: see
-    `_is_error`."""
+    `_is_error`; `worded`: `prev_text` is known to hold an error word (`_may_be_error`, a
+    test only for speed, is not asked again: a line grown over 400 rows behind 12 KB of
+    colour codes was searched for its words after each)."""
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
@@ -471,7 +490,7 @@ def _join_text(
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
         return "rejoin_wrapped", " "
-    if _may_be_error(prev_text) and _continues(prev_text, row, lead):
+    if (worded or _may_be_error(prev_text)) and _continues(prev_text, row, lead):
         return "rejoin_reflowed", " "
     return "", ""
 

@@ -248,7 +248,7 @@ def main() -> int:
         []
         if args.shapes_only
         else (
-            [u.encode().decode("unicode_escape") for u in args.units]
+            [u.encode("latin-1", "backslashreplace").decode("unicode_escape") for u in args.units]
             if args.units
             else units(args.all)
         )

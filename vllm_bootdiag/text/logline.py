@@ -124,8 +124,17 @@ def strip_codes(text: str) -> str:
     of several codes, would be cut in vain (16 KB of random codes: 150 us, not 85). A text
     without an ESC holds no code (each starts with one): found at memchr speed, where the
     pattern's search took 18 us a 16 KB line (a long coloured tail's plain lines)."""
-    if "\x1b" not in text:
+    last = text.rfind("\x1b")
+    if last < 0:
         return text
+    if len(text) - last > _LONG:
+        # No code past the last ESC's (a code holds one ESC, its first, so every one before
+        # it ends before it, and a run of codes would go on only at another ESC): the rest is
+        # copied (a reflowed line that 12 KB of codes lead, then 6.5 MB of text: 5 ms a call).
+        m = _CODE.match(text, last)
+        end = m.end() if m is not None else last + 1
+        if len(text) - end > _LONG:
+            return strip_codes(text[:end]) + text[end:]
     if len(text) >= _LONG:
         repeated = _repeated(text)
         if repeated is not None:

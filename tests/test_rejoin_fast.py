@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_bootdiag import logtail
-from vllm_bootdiag.text import rejoin, row_scan
+from vllm_bootdiag.text import error_rows, rejoin, row_scan, row_starts
 from vllm_bootdiag.text.rejoin import ReadRows, Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
@@ -71,20 +71,20 @@ def test_rows_read_from_another_text_are_rows() -> None:
 
 
 _EXCEPTION = regex.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
-"""An exception's line as `rejoin._is_error` first read it (the long way)."""
+"""An exception's line as `error_rows._is_error` first read it (the long way)."""
 
 
 def _is_error_long(text: str) -> bool:
-    head = rejoin._HEAD.match(text)
+    head = error_rows._HEAD.match(text)
     msg = text[head.end() :] if head is not None else text
-    if rejoin._PYDANTIC_HEAD.search(msg):
+    if error_rows._PYDANTIC_HEAD.search(msg):
         return False
     level = head["level"] if head is not None else None
     return bool(_EXCEPTION.match(msg)) or level in ("ERROR", "CRITICAL")
 
 
 def _continues_long(prev: str, row: str) -> bool:
-    if rejoin._START.match(row) or " " not in row.strip() or not _is_error_long(prev):
+    if row_starts._START.match(row) or " " not in row.strip() or not _is_error_long(prev):
         return False
     if row[:1].islower() or rejoin._CONTINUES.match(row):
         return True
@@ -126,8 +126,8 @@ def test_starts_is_the_whole_pattern() -> None:
     of 300 characters (rates at 299-305, after a newline, cut short)."""
     rows = [row for lines in CASES for row in lines] + _BAR_ROWS
     for row in rows:
-        assert rejoin._starts(row) == bool(rejoin._START.match(row)), row[:120]
-    assert sum(map(rejoin._starts, _BAR_ROWS)) > 20
+        assert row_starts._starts(row) == bool(row_starts._START.match(row)), row[:120]
+    assert sum(map(row_starts._starts, _BAR_ROWS)) > 20
 
 
 def test_the_reflow_tests_are_the_long_way() -> None:
@@ -135,13 +135,13 @@ def test_the_reflow_tests_are_the_long_way() -> None:
     heads, which an error line holds but is not."""
     rows = {row for lines in CASES for row in lines} | set(_PREVS)
     for prev in rows:
-        assert rejoin._is_error(prev) == _is_error_long(prev), prev[:120]
+        assert error_rows._is_error(prev) == _is_error_long(prev), prev[:120]
     # `_continues` where the rejoin asks it (after an error word), and a sample elsewhere
     pairs = [
         (a, b)
         for lines in CASES
         for k, (a, b) in enumerate(pairwise(lines))
-        if rejoin._has_error_word(a) or k % 16 == 0
+        if error_rows._has_error_word(a) or k % 16 == 0
     ]
     pairs += [(p, r) for p in _PREVS for r in [*_BAR_ROWS, "the rest of it", "or decrease it"]]
     continued = 0
@@ -162,9 +162,9 @@ _PIECES = st.sampled_from(
 def test_starts_on_generated_rows(pieces: list[str], pad: int) -> None:
     row = "".join(pieces)
     for text in (row, "y" * pad + row, row + "z" * pad):
-        assert rejoin._starts(text) == bool(rejoin._START.match(text))
+        assert row_starts._starts(text) == bool(row_starts._START.match(text))
 
 
 @pytest.mark.parametrize("prev", _PREVS)
 def test_is_error_on_pydantic_heads(prev: str) -> None:
-    assert rejoin._is_error(prev) == _is_error_long(prev)
+    assert error_rows._is_error(prev) == _is_error_long(prev)

@@ -1,5 +1,5 @@
 """A reflowed error the rejoin grows row by row is asked after each row whether it is an
-error line (`rejoin._is_error`), and what its last character is (`_continues`): both read
+error line (`error_rows._is_error`), and what its last character is (`_continues`): both read
 only the head, the message to its first colon and the run of name characters that ends it,
 and the line grows in place. Held to the plain statements (the message copied and searched,
 the line copied for each row), on corpus rows, their damaged copies, built heads and
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vllm_bootdiag import classify, logtail
-from vllm_bootdiag.text import rejoin
+from vllm_bootdiag.text import error_rows, rejoin, row_starts
 from vllm_bootdiag.text.exception_names import match as exception_at_start
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
@@ -29,14 +29,14 @@ LOGS = sorted(CORPUS.glob("*/*.log"))
 
 
 def _is_error_plain(text: str) -> bool:
-    head = rejoin._HEAD.match(text)
+    head = error_rows._HEAD.match(text)
     msg = text[head.end() :] if head is not None else text
     level = head["level"] if head is not None else None
     if level not in ("ERROR", "CRITICAL") and not (
-        msg[:1] in rejoin._NAME_STARTS and exception_at_start(msg)
+        msg[:1] in error_rows._NAME_STARTS and exception_at_start(msg)
     ):
         return False
-    return not (" validation error" in msg and rejoin._PYDANTIC_HEAD.search(msg))
+    return not (" validation error" in msg and error_rows._PYDANTIC_HEAD.search(msg))
 
 
 def _last_plain(prev: str) -> str:
@@ -68,9 +68,9 @@ def test_an_error_line_is_judged_as_the_plain_statement(
     head: str, name: str, glue: str, end: str, rows: int
 ) -> None:
     text = head + name + glue + " ".join(["more words"] * rows + [end])
-    assert rejoin._is_error(text) == _is_error_plain(text), text
+    assert error_rows._is_error(text) == _is_error_plain(text), text
     lead = rejoin._LEAD.match(text).end()  # type: ignore[union-attr]
-    assert rejoin._is_error(text, lead) == _is_error_plain(text), text
+    assert error_rows._is_error(text, lead) == _is_error_plain(text), text
 
 
 @settings(max_examples=1000, deadline=None)
@@ -86,7 +86,7 @@ def test_a_head_read_from_where_its_lead_ends_is_the_head(
     """`_HEAD` read as `_LEAD` and then `_HEAD_REST` where it ends: the same error line."""
     text = "".join(lead_parts) + head + name + ": " + end
     lead = rejoin._LEAD.match(text).end()  # type: ignore[union-attr]
-    assert rejoin._is_error(text, lead) == _is_error_plain(text), text
+    assert error_rows._is_error(text, lead) == _is_error_plain(text), text
 
 
 @settings(max_examples=500, deadline=None)
@@ -107,7 +107,7 @@ def _continues_plain(prev: str, row: str) -> bool:
         end = _last_plain(prev)
         if not (end.isalnum() or end in ",;:(-"):
             return False
-    return not rejoin._starts(row)
+    return not row_starts._starts(row)
 
 
 def test_corpus_rows_and_their_damaged_copies_are_judged_as_the_plain_statement() -> None:
@@ -117,7 +117,7 @@ def test_corpus_rows_and_their_damaged_copies_are_judged_as_the_plain_statement(
         for lines in (tail, *(d.apply(list(tail)) for d in damages.DAMAGES)):
             for line in lines:
                 seen += 1
-                assert rejoin._is_error(line) == _is_error_plain(line), line
+                assert error_rows._is_error(line) == _is_error_plain(line), line
     assert seen > 10_000
 
 
@@ -150,9 +150,9 @@ def _rejoin_plain(
         for w, row in zip(widths, islice(texts, 1, None), strict=False):  # (one row less)
             if not (capped and w == width) and w + 1 + len(row) <= editor:
                 continue  # neither test below can hold (a first word is at most the row)
-            if w == width <= 300 and not rejoin._STRONG_START.match(row):
+            if w == width <= 300 and not row_starts._STRONG_START.match(row):
                 full += 1
-            elif w + 1 + rejoin._first_word(row) > editor and not rejoin._starts(row):
+            elif w + 1 + rejoin._first_word(row) > editor and not row_starts._starts(row):
                 fits += 1
     # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
     hard = full >= 2 and full > fits and (width in rejoin._ROUND_WIDTHS or full >= 4)

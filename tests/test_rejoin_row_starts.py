@@ -1,4 +1,4 @@
-"""The rejoin's row-start tests held to their patterns (`text/rejoin.py`) on hostile rows.
+"""The rejoin's row-start tests (`text/row_starts.py`) held to their patterns on hostile rows.
 
 `_source_at_start` finds the row's first white space by literal searches and
 `_argparse_at` reads the program's name to the row's first `:`, where the `regex`
@@ -16,7 +16,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_bootdiag.text import rejoin
+from vllm_bootdiag.text import rejoin, row_starts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import bench_hostile
@@ -49,8 +49,8 @@ def _rows() -> list[str]:
 
 def test_the_row_start_tests_answer_as_their_patterns_on_hostile_rows() -> None:
     for row in _rows():
-        assert rejoin._source_at_start(row) == bool(_SOURCE_LONG_WAY.match(row)), row[:80]
-        assert rejoin._argparse_at(row) == bool(rejoin._ARGPARSE_AT.match(row)), row[:80]
+        assert row_starts._source_at_start(row) == bool(_SOURCE_LONG_WAY.match(row)), row[:80]
+        assert row_starts._argparse_at(row) == bool(row_starts._ARGPARSE_AT.match(row)), row[:80]
 
 
 def test_short_hostile_rows_start_as_the_whole_pattern_says() -> None:
@@ -58,17 +58,17 @@ def test_short_hostile_rows_start_as_the_whole_pattern_says() -> None:
     pattern backtracks for milliseconds on some 16 KB rows)."""
     for row in _rows():
         if len(row) <= 320:
-            assert rejoin._starts(row) == bool(rejoin._START.match(row)), row[:80]
+            assert row_starts._starts(row) == bool(row_starts._START.match(row)), row[:80]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=24), st.integers(0, 3))
 def test_built_rows_start_as_the_patterns_say(pieces: list[str], times: int) -> None:
     row = "".join(pieces) * (1 + times * 40)
-    assert rejoin._source_at_start(row) == bool(_SOURCE_LONG_WAY.match(row))
-    assert rejoin._argparse_at(row) == bool(rejoin._ARGPARSE_AT.match(row))
+    assert row_starts._source_at_start(row) == bool(_SOURCE_LONG_WAY.match(row))
+    assert row_starts._argparse_at(row) == bool(row_starts._ARGPARSE_AT.match(row))
     if len(row) <= 2000:
-        assert rejoin._starts(row) == bool(rejoin._START.match(row))
+        assert row_starts._starts(row) == bool(row_starts._START.match(row))
 
 
 def _worded_long_way(t: str) -> bool:
@@ -100,13 +100,13 @@ def test_built_leads_are_worded_as_the_plain_statement_says(
 def test_the_row_start_tests_hold_their_edge_cases() -> None:
     """A white space of the `regex` module before the space (and one it is not), a name
     of marks and digits, the literal after a later `:`."""
-    assert rejoin._source_at_start("a.py:1: x")
-    assert not rejoin._source_at_start("a\xa0b.py:1: x")
-    assert not rejoin._source_at_start("a\tb.py:1: x")
-    assert rejoin._source_at_start("a\x1cb.py:1: x") == bool(
+    assert row_starts._source_at_start("a.py:1: x")
+    assert not row_starts._source_at_start("a\xa0b.py:1: x")
+    assert not row_starts._source_at_start("a\tb.py:1: x")
+    assert row_starts._source_at_start("a\x1cb.py:1: x") == bool(
         _SOURCE_LONG_WAY.match("a\x1cb.py:1: x")
     )
-    assert rejoin._argparse_at("vllm serve: error: bad")
-    assert rejoin._argparse_at("e\u0301\u0663: error: bad")
-    assert not rejoin._argparse_at("a:b: error: bad")
-    assert not rejoin._argparse_at(": error: bad")
+    assert row_starts._argparse_at("vllm serve: error: bad")
+    assert row_starts._argparse_at("e\u0301\u0663: error: bad")
+    assert not row_starts._argparse_at("a:b: error: bad")
+    assert not row_starts._argparse_at(": error: bad")

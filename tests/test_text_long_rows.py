@@ -10,20 +10,20 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vllm_bootdiag.text import collapsed, damage_check, rejoin
+from vllm_bootdiag.text import collapsed, damage_check, error_rows, rejoin, row_starts
 from vllm_bootdiag.text.damage_check import HEAD
 from vllm_bootdiag.text.joined import Joined
 
 EXCEPTION = regex.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt): ")
-START = regex.compile(rejoin._START.pattern)
+START = regex.compile(row_starts._START.pattern)
 """The rejoin's patterns as they were, in the `regex` module: the long way."""
 
 
 def _is_error_long_way(text: str) -> bool:
-    """`rejoin._is_error` as it first read: the pydantic head searched for first."""
+    """`error_rows._is_error` as it first read: the pydantic head searched for first."""
     head = HEAD.match(text)
     msg = text[head.end() :] if head is not None else text
-    if rejoin._PYDANTIC_HEAD.search(msg):
+    if error_rows._PYDANTIC_HEAD.search(msg):
         return False
     level = head["level"] if head is not None else None
     return bool(EXCEPTION.match(msg)) or level in ("ERROR", "CRITICAL")
@@ -56,16 +56,16 @@ def test_the_error_tests_answer_as_the_long_way(prev: str, row: str, pad: int) -
     """The same answers in the cheaper order; and an error line always holds an error
     word, so the words are a sound prefilter (a long row skips them)."""
     prev += "x" * (pad * 400)
-    assert rejoin._is_error(prev) == _is_error_long_way(prev)
+    assert error_rows._is_error(prev) == _is_error_long_way(prev)
     assert rejoin._continues(prev, row) == _continues_long_way(prev, row)
-    assert rejoin._starts(row) == (START.match(row) is not None)
-    assert rejoin._starts(prev) == (START.match(prev) is not None)
-    if rejoin._is_error(prev):
-        assert rejoin._has_error_word(prev)
-        assert rejoin._may_be_error(prev)
+    assert row_starts._starts(row) == (START.match(row) is not None)
+    assert row_starts._starts(prev) == (START.match(prev) is not None)
+    if error_rows._is_error(prev):
+        assert error_rows._has_error_word(prev)
+        assert error_rows._may_be_error(prev)
     long = prev + "x" * 1024
-    if rejoin._is_error(long):
-        assert rejoin._may_be_error(long)
+    if error_rows._is_error(long):
+        assert error_rows._may_be_error(long)
 
 
 def test_a_long_row_of_stamps_costs_no_searches_of_the_words() -> None:
@@ -85,14 +85,14 @@ def test_a_long_row_of_stamps_costs_no_searches_of_the_words() -> None:
 
         search = match
 
-    saved = rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD, rejoin._exception_at_start
-    rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD = Spy("start", saved[0]), Spy("pydantic", saved[1])  # type: ignore[assignment]
-    rejoin._exception_at_start = lambda text: calls.append("exception") or saved[2](text)  # type: ignore[assignment]
+    saved = row_starts._START_BUT_BAR, error_rows._PYDANTIC_HEAD, error_rows._exception_at_start
+    row_starts._START_BUT_BAR, error_rows._PYDANTIC_HEAD = Spy("start", saved[0]), Spy("pydantic", saved[1])  # type: ignore[assignment]
+    error_rows._exception_at_start = lambda text: calls.append("exception") or saved[2](text)  # type: ignore[assignment]
     try:
         assert not rejoin._continues(row, row)
         assert not rejoin._continues("ValueError " + row, row)
     finally:
-        rejoin._START_BUT_BAR, rejoin._PYDANTIC_HEAD, rejoin._exception_at_start = saved
+        row_starts._START_BUT_BAR, error_rows._PYDANTIC_HEAD, error_rows._exception_at_start = saved
     assert calls == ["exception"]  # (the second row starts as an exception's name does)
 
 
@@ -189,4 +189,4 @@ def test_a_row_of_sources_is_read_in_linear_time() -> None:
     answer the pattern gives on a short copy of the same row."""
     for unit, tail in ((".py:", ""), ("x.py:1", ""), (".py:", "1: x"), ("x.py:1", ": x")):
         for row in (unit * (16384 // len(unit)) + tail, unit * 8 + tail):
-            assert rejoin._starts(row) == (START.match(unit * 8 + tail) is not None), row[:40]
+            assert row_starts._starts(row) == (START.match(unit * 8 + tail) is not None), row[:40]

@@ -14,114 +14,10 @@ from itertools import islice
 from operator import itemgetter
 from typing import overload
 
-from .damage_check import HEAD as _HEAD
-from .exception_names import match as _exception_at_start
-from .exception_names import starts_line
+from .error_rows import _LEAD, _is_error, _may_be_error
 from .row_scan import slow_rows as _slow_rows
+from .row_starts import _STRONG_START, _starts
 from .wrappers import PREFIX_NAMES, Lazy
-
-_STRONG_START = Lazy(
-    r"[ \t]*$|[ \t]*(?:\x1b\[[0-9;]{0,32}m){0,8}\((?:[A-Za-z][\w =.-]*? )?pid=\d+\)"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-    r"|Traceback \(most recent|[ \t]{2}|\{\"(?:log|MESSAGE)\": ?\""
-    r"|\([^()\n]{0,200}\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-)
-"""A row that begins a line of its own even when the row above is full width (a docker
-json-file record too: a terminal wraps the record, not its message). A record behind any
-group in parentheses is one: the clean-tail check takes such a group for a process tag (Ray
-writes `(RayWorkerWrapper pid=3, ip=...)`), so a tag a paste garbled (`(EngineCore\xa0pid=1)`,
-a no-break space) must not put its record on the row above."""
-_START = Lazy(
-    _STRONG_START.pattern
-    + r"|During handling of|The above exception|usage: |[\w .-]+: error: "
-    + r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
-    + r"|\[rank\d|\[?[WEIF]\d{4} |(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):"
-    + r"|\S*\.py:\d+: |.{0,300}(?:%\||it/s\]|s/it\])"
-    + r"|Process [\w.-]+:\s*$"
-)
-"""A row that begins a new line: a record, a frame, an exception, a warning, a bar (its
-rate within its first 300 characters: `.*` before it cost a 16 KB row 0.65 ms),
-multiprocessing's `Process EngineCore:` header over a child's traceback. The long way of
-`_starts`, which the tests hold it to."""
-_BAR = r"|.{0,300}(?:%\||it/s\]|s/it\])"
-_NAME = r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)(?::|\s*$)"
-_SOURCE = r"|\S*\.py:\d+: "
-_ARGPARSE = r"|[\w .-]+: error: "
-_START_BUT_BAR = Lazy(
-    _START.pattern.replace(_BAR, "", 1)
-    .replace(_NAME, "", 1)
-    .replace(_SOURCE, "", 1)
-    .replace(_ARGPARSE, "", 1)
-)
-"""`_START` less its bar's branch, which tries each of 300 places (2 us a row, 11 in a row
-of 300 characters, matched or not), less its exception's or warning's name, which
-backtracked 10 ms on a 16 KB row of `A.` (`exception_names.starts_line` answers it in
-linear time), and less its `file.py:N: ` (`_source_at_start`: 3.6 ms on a 16 KB row of
-`.py:`, quadratic in the `regex` module), and less argparse's `prog: error: `, asked
-alone (`_ARGPARSE_AT`: in the alternation it ran its class through a 16 KB row, 90-230 us;
-alone, its literal is looked for first: 5-10 us; release's edits)."""
-_ARGPARSE_AT = Lazy(_ARGPARSE.removeprefix("|"))
-_TWO_BLANKS = frozenset(("  ", " \t", "\t ", "\t\t"))
-"""How a row that `_START`'s `[ \t]{2}` reads starts: told before the branches that run
-through a 16 KB row of blanks first (1.3 ms)."""
-_SPACE = Lazy(r"\s")
-_SOURCE_END = Lazy(r"(?r)\.py:\d+:")
-
-
-def _source_at_start(row: str) -> bool:
-    """`regex.match(r"\\S*\\.py:\\d+: ", row)`: what comes before the space that ends it is
-    not white space, so that space is the row's first, and the `.py:N:` ends right before
-    it (each found by one scan: the row's `\\S*` and its search backtracked at each `.py:`).
-    The row's first space is found at memchr speed, and in an ASCII row the white space
-    before it by five such searches: the `regex` module's search for `\\s` steps through a
-    16 KB row of `:` in 100 us."""
-    if ":" not in row:  # (memchr: the search for a space runs through a row without one)
-        return False
-    at = row.find(" ")
-    if at < 0:  # no white space, or its first is not a space
-        return False
-    if row.isascii():
-        if any(row.find(c, 0, at) >= 0 for c in _ASCII_SPACES):
-            return False
-    elif _SPACE.search(row, 0, at) is not None:
-        return False
-    return _SOURCE_END.match(row, 0, at) is not None
-
-
-_ASCII_SPACES = "\t\n\x0b\x0c\r"
-"""What the `regex` module's `\\s` matches in ASCII besides the space."""
-_ARGPARSE_PROG = Lazy(r"[\w .-]+")
-
-
-def _argparse_at(row: str) -> bool:
-    """`_ARGPARSE_AT.match(row)` (`[\\w .-]+: error: `): a `:` is no name character, so the
-    program's name runs to the row's first `:`, found at memchr speed, and the literal is
-    there or nowhere (the pattern stepped through a 16 KB row of `:` in 47 us)."""
-    colon = row.find(":")
-    return (
-        colon > 0
-        and row.startswith(": error: ", colon)
-        and _ARGPARSE_PROG.fullmatch(row, 0, colon) is not None
-    )
-
-
-_BAR_AT = Lazy(_BAR.removeprefix("|"))
-
-
-def _starts(row: str) -> bool:
-    """`_START.match(row)`: its bar's branch only where the row's first 305 characters
-    (the bar's rate within 300 of them, and its 5) hold a rate."""
-    if (
-        row[:2] in _TWO_BLANKS
-        or _START_BUT_BAR.match(row)
-        or starts_line(row)
-        or _source_at_start(row)
-        or _argparse_at(row)
-    ):
-        return True
-    head = row[:305]
-    return ("%|" in head or "it/s]" in head or "s/it]" in head) and bool(_BAR_AT.match(row))
-
 
 _CONTINUES = Lazy(
     r"Based on the available memory|Try |See (?:https?:|root cause|stack trace)|Failed core proc"
@@ -136,7 +32,6 @@ the rule examples and the corpus): after an error line, such a row goes on with 
 _ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
 """Terminal widths: with one full row only, a row this long was cut by a terminal
 (mid-word); any other length, by an editor at a word break."""
-_PYDANTIC_HEAD = Lazy(r"\d+ validation errors? for [\w.]+$")
 
 
 def _first_word(text: str) -> int:
@@ -145,70 +40,10 @@ def _first_word(text: str) -> int:
     return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
 
 
-def _is_error(text: str, lead: int = -1) -> bool:
-    """An exception line or an ERROR record: the lines whose message a reflow splits.
-
-    Read where it can differ, not whole: the head, the message to its first `:` (where an
-    exception's name ends) and the run of name characters that ends it (pydantic's head
-    ends the message: `for Model`). A line the rejoin grows row by row is
-    asked again after each row: a copy of its message and a search of it each time cost
-    400 rows of 16 KB that go on one error 1.1 s. tests/test_rejoin_long_errors.py holds it
-    to the plain statement (the message copied, the head searched for). `lead`: where the
-    head's indentation and colour codes end (`_LEAD`), when the caller knows it."""
-    head = _HEAD.match(text) if lead < 0 else _HEAD_REST.match(text, lead)
-    at = head.end() if head is not None else 0
-    level = head["level"] if head is not None else None
-    if level not in ("ERROR", "CRITICAL") and not (
-        text[at : at + 1] in _NAME_STARTS and _exception_at(text, at)
-    ):
-        return False  # (anchored tests first)
-    return not _pydantic_head_ends(text, at)
-
-
-_LEAD = re.compile(r"[ \t]*(?:\x1b\[[0-9;]*m)*")
-_HEAD_REST = re.compile(_HEAD.pattern.removeprefix(_LEAD.pattern))
-"""`_HEAD` is `_LEAD` and `_HEAD_REST`: every part after `_LEAD` may be empty, so the match
-never gives back what `_LEAD` took, and `_HEAD_REST` matched where it ends is the same head
-(a line that a run of colour codes leads, grown row by row, reads the run once)."""
 _LEADS = frozenset(" \t\x1b")
 """How a line that `_LEAD` reads anything of starts."""
 _PART_CODE = re.compile(r"\x1b(?:\[[0-9;]*)?")
 """A colour code that a row's end may cut: what comes after it may finish it."""
-_NAME_RUN_BACK = Lazy(r"(?r)[\w.]*")
-_DIGIT = Lazy(r"\d")
-"""The `regex` module's name characters and digits, as `_PYDANTIC_HEAD` and
-`exception_names` read them."""
-
-
-def _exception_at(text: str, at: int) -> bool:
-    """`_exception_at_start(text[at:])`: it reads the message to its first `:` and the
-    character after (`: `), so only that much is copied, not the message."""
-    colon = text.find(":", at)
-    return colon > at and _exception_at_start(text[at : colon + 2])
-
-
-def _pydantic_head_ends(text: str, at: int) -> bool:
-    """`_PYDANTIC_HEAD.search(text[at:])` (`\\d+ validation errors? for [\\w.]+$`): its
-    name runs to the end (or to a last newline), so it is the run of name characters that
-    ends the text, with ` for `, the words, a space and a digit right before it."""
-    end = len(text) - text.endswith("\n")
-    name = _NAME_RUN_BACK.match(text, at, end).start()  # type: ignore[union-attr]
-    if name == end or name - 5 < at or not text.startswith(" for ", name - 5):
-        return False
-    for words in ("validation errors", "validation error"):
-        if text.endswith(words, at, name - 5):
-            space = name - 5 - len(words) - 1
-            return (
-                space - 1 >= at
-                and text[space] == " "
-                and _DIGIT.match(text, space - 1) is not None
-            )
-    return False
-
-
-_NAME_STARTS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-"""How an exception's line (`exception_names.match`) starts: a row that starts otherwise is
-not one (and costs no search for its first `:`)."""
 
 
 def _continues(prev: str, row: str, lead: int = -1) -> bool:
@@ -261,22 +96,6 @@ def _worded(t: str) -> bool:
     # character before it is none of the lead's, which a byte translation tells in C.
     last = t.rfind(" ", 0, len(t.rstrip()))
     return last > 0 and bool(t[:last].encode("ascii").translate(None, b"> \t"))
-
-
-_ERROR_WORDS = ("Error", "Exception", "ERROR", "CRITICAL", "Exit", "Interrupt")
-
-
-def _has_error_word(text: str) -> bool:
-    """Whether `text` holds one of `_ERROR_WORDS`: their first letters are looked for
-    first, at memchr speed, and only the words whose first letter is there are searched
-    for (a 16 KB row without them costs no six searches; one whose only `I` is an `INFO`
-    costs one)."""
-    if "E" in text and (
-        "Error" in text or "Exception" in text or "ERROR" in text or "Exit" in text
-    ):
-        return True
-    return ("C" in text and "CRITICAL" in text) or ("I" in text and "Interrupt" in text)
-    # (written out: a generator over `_ERROR_WORDS` costs more than the searches)
 
 
 Row = tuple[str, int, int, tuple[str, ...]]
@@ -493,17 +312,3 @@ def _join_text(
     if (worded or _may_be_error(prev_text)) and _continues(prev_text, row, lead):
         return "rejoin_reflowed", " "
     return "", ""
-
-
-def _may_be_error(text: str) -> bool:
-    """False only where `_is_error(text)` is: a row without an error word. A long row whose
-    head cannot run on (no indent, code or tag leads it) goes to `_is_error` as it is: its
-    head and its first `:` cost less there than six searches for the words, which crawl
-    through 16 KB of `Err.` (76-180 us a row; release's edit)."""
-    if len(text) < 1024 or text[:1] in _LONG_HEAD_LEADS:
-        return _has_error_word(text)
-    return True
-
-
-_LONG_HEAD_LEADS = frozenset(" \t\x1b(")
-"""How a head that `_HEAD` reads far into a row starts (indent, colour codes, a tag)."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -124,60 +122,25 @@ def test_corpus_rows_and_their_damaged_copies_are_judged_as_the_plain_statement(
 def _rejoin_plain(
     lines: Sequence[rejoin.Row], raw: Sequence[str], base: int, slow: list[int] | None = None
 ) -> tuple[Sequence[rejoin.Row], set[str]]:
-    """`rejoin._rejoin` as it was written: each joined line copied for each row."""
-    # a clean tail's rows as read: row k is raw[k], its text and its width
-    clean = isinstance(lines, rejoin.ReadRows) and lines.raw is raw and lines.base == base
-    texts: Sequence[str] = raw if clean else list(map(itemgetter(0), lines))
-    if slow is None:
-        slow = rejoin._slow_rows(texts)
-    if not slow:
-        return lines, set()
-    longest = max(raw, key=len, default="")
-    width = len(longest)
-    editor = rejoin._longest_worded(raw, longest)
-    # each row's last read row's length: what a row that goes on it is tested against
-    # (a clean tail's row k is raw[k]; the others' are counted only where they are read)
-    lengths: Sequence[int] = [] if clean else list(map(len, raw))
-    before = (
-        [len(raw[k - 1]) for k in slow]
-        if clean
-        else [lengths[lines[k - 1][2] - base] for k in slow]
-    )
-    full = fits = 0
-    if 40 <= editor <= 300 and rejoin._width_matters(texts, slow, before, width, editor):
-        widths = map(len, raw) if clean else [lengths[row[2] - base] for row in lines]
-        capped = width <= 300
-        for w, row in zip(widths, islice(texts, 1, None), strict=False):  # (one row less)
-            if not (capped and w == width) and w + 1 + len(row) <= editor:
-                continue  # neither test below can hold (a first word is at most the row)
-            if w == width <= 300 and not row_starts._STRONG_START.match(row):
-                full += 1
-            elif w + 1 + rejoin._first_word(row) > editor and not row_starts._starts(row):
-                fits += 1
-    # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
-    hard = full >= 2 and full > fits and (width in rejoin._ROUND_WIDTHS or full >= 4)
-    soft = not hard and editor <= 200 and fits + full >= 2
-    if not hard and not soft and not 40 <= width <= 300:
-        width = -1  # no row is full
-    wide = editor if soft else width
-    # (until a row goes on its predecessor, each predecessor is a row read: a clean tail's
-    # rows follow each other with no repair, so only their texts and widths are read)
-    for k, w in zip(slow, before, strict=True):
-        if not clean and not rejoin._follows(lines[k - 1], lines[k]):
-            continue
-        if rejoin._join_text(texts[k - 1], texts[k], w, wide, hard, soft)[0]:
-            break
-    else:
+    """`rejoin._rejoin` as it was written: the same layout, each joined line copied for each
+    row it takes (the join loop is what changed)."""
+    layout = rejoin._layout(lines, raw, base, slow)
+    if layout is None:
         return lines, set()
     out: list[rejoin.Row] = []
     ran: set[str] = set()
     done = 0
-    for k in slow:  # the rows between slow ones start quickly: kept as they are
+    for k in layout.slow:  # the rows between slow ones start quickly: kept as they are
         out.extend(lines[done:k])
         done = k + 1
         line = lines[k]
         prev = out[-1]
-        name, sep = rejoin._join_kind(prev, line, len(raw[prev[2] - base]), wide, hard, soft)
+        name, sep = ("", "")
+        if rejoin._follows(prev, line):
+            width = len(raw[prev[2] - base])
+            name, sep = rejoin._join_text(
+                prev[0], line[0], width, layout.wide, layout.hard, layout.soft
+            )
         if name:
             repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
             text = prev[0] + ("" if sep == "" or prev[0].endswith(" ") else " ") + line[0]

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from itertools import islice
 from operator import itemgetter
-from typing import overload
+from typing import NamedTuple, overload
 
 from .error_rows import _LEAD, _is_error, _may_be_error
 from .row_scan import slow_rows as _slow_rows
@@ -144,27 +144,35 @@ class ReadRows(Sequence[Row]):
         return raw[i], base + i, base + i, ()
 
 
-def _rejoin(
-    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
-) -> tuple[Sequence[Row], set[str]]:
-    """Join rows a terminal or editor wrapped, and errors a paste reflowed.
+class Layout(NamedTuple):
+    """How a tail's rows were wrapped, as `_rejoin` reads it before joining any."""
 
-    A terminal wraps at exactly its width W (the longest row): a row of W characters
-    goes on in the next row unless that one starts a record. An editor wraps at word
-    breaks, at the longest row that has one (a long word overflows): a row goes on
-    when the next row's first word would not have fit. A reflowed error goes on in
-    rows that start mid-sentence. Only a row that does not start quickly can go on
-    its predecessor (one that does not start as `row_scan.QUICK_STARTS` says), so the others
-    are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
-    found them already).
-    """
+    clean: bool
+    """The rows are a clean tail's as read (row k is `raw[k]`)."""
+    texts: Sequence[str]
+    slow: list[int]
+    """The rows that may go on their predecessor."""
+    before: list[int]
+    """Each slow row's predecessor's last read row's length."""
+    wide: int
+    """The width a full row has (a terminal's, or an editor's when `soft`; -1: none)."""
+    hard: bool
+    soft: bool
+
+
+def _layout(
+    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+) -> Layout | None:
+    """The rows' layout, or None where no row goes on its predecessor (a terminal wraps at
+    exactly its width W, the longest row; an editor at word breaks, at the longest row that
+    has one: see `_rejoin`)."""
     # a clean tail's rows as read: row k is raw[k], its text and its width
     clean = isinstance(lines, ReadRows) and lines.raw is raw and lines.base == base
     texts: Sequence[str] = raw if clean else list(map(itemgetter(0), lines))
     if slow is None:
         slow = _slow_rows(texts)
     if not slow:
-        return lines, set()
+        return None
     longest = max(raw, key=len, default="")
     width = len(longest)
     editor = _longest_worded(raw, longest)
@@ -199,9 +207,28 @@ def _rejoin(
         if not clean and not _follows(lines[k - 1], lines[k]):
             continue
         if _join_text(texts[k - 1], texts[k], w, wide, hard, soft)[0]:
-            break
-    else:
+            return Layout(clean, texts, slow, before, wide, hard, soft)
+    return None
+
+
+def _rejoin(
+    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+) -> tuple[Sequence[Row], set[str]]:
+    """Join rows a terminal or editor wrapped, and errors a paste reflowed.
+
+    A terminal wraps at exactly its width W (the longest row): a row of W characters
+    goes on in the next row unless that one starts a record. An editor wraps at word
+    breaks, at the longest row that has one (a long word overflows): a row goes on
+    when the next row's first word would not have fit. A reflowed error goes on in
+    rows that start mid-sentence. Only a row that does not start quickly can go on
+    its predecessor (one that does not start as `row_scan.QUICK_STARTS` says), so the others
+    are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
+    found them already).
+    """
+    layout = _layout(lines, raw, base, slow)
+    if layout is None:
         return lines, set()
+    wide, hard, soft = layout.wide, layout.hard, layout.soft
     out: list[Row] = []
     ran: set[str] = set()
     done = 0
@@ -213,7 +240,7 @@ def _rejoin(
     held = False
     lead = -1  # (where the held line's indentation and colour codes end: -1, not read)
     worded = False  # (the held line was reflowed on: it holds an error word, as it grows)
-    for k in slow:  # the rows between slow ones start quickly: kept as they are
+    for k in layout.slow:  # the rows between slow ones start quickly: kept as they are
         if k > done:  # (else the row before is the one held: the last slow row, or its line)
             if held:
                 out.append((text, first, last, repairs))
@@ -224,15 +251,10 @@ def _rejoin(
         line = lines[k]
         if lead < 0:  # (most lines start otherwise: no match to make)
             lead = _LEAD.match(text).end() if text[:1] in _LEADS else 0  # type: ignore[union-attr]
-        name, sep = _join_kind(
-            (text, first, last, repairs),
-            line,
-            len(raw[last - base]),
-            wide,
-            hard,
-            soft,
-            lead,
-            worded,
+        name, sep = (
+            _join_text(text, line[0], len(raw[last - base]), wide, hard, soft, lead, worded)
+            if _follows((text, first, last, repairs), line)
+            else ("", "")
         )
         if name:
             worded = worded or name == "rejoin_reflowed"
@@ -269,22 +291,6 @@ def _follows(prev: Row, line: Row) -> bool:
     return line[1] == prev[2] + 1 and (not line[3] or _LINE_PREFIXES.isdisjoint(line[3]))
 
 
-def _join_kind(
-    prev: Row,
-    line: Row,
-    prev_width: int,
-    width: int,
-    hard: bool,
-    soft: bool,
-    lead: int = -1,
-    worded: bool = False,
-) -> tuple[str, str]:
-    """(repair name, separator) when `line` continues `prev`; ("", "") when it does not."""
-    if not _follows(prev, line):
-        return "", ""
-    return _join_text(prev[0], line[0], prev_width, width, hard, soft, lead, worded)
-
-
 def _join_text(
     prev_text: str,
     row: str,
@@ -295,7 +301,8 @@ def _join_text(
     lead: int = -1,
     worded: bool = False,
 ) -> tuple[str, str]:
-    """`_join_kind` of two rows that follow each other, by their texts; `lead`: see
+    """(repair name, separator) when row `row` continues `prev_text`, the rows read one after
+    the other (`_follows`); ("", "") when it does not; `lead`: see
     `_is_error`; `worded`: `prev_text` is known to hold an error word (`_may_be_error`, a
     test only for speed, is not asked again: a line grown over 400 rows behind 12 KB of
     colour codes was searched for its words after each)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -174,6 +175,14 @@ def test_the_oom_kind_from_distinct_frame_lines_is_the_long_ways() -> None:
         ["", "", "", oom],
         ["  File " + "a" * 2000] * 30 + [frame] + ["  File " + "a" * 2000] * 30 + [oom],
         ["Traceback (most recent call last):", frame, frame, "    x = y", oom, frame, oom],
+        # the header on the OOM's own line, inside a long line, past the joined window
+        ["Traceback (most recent call last):", frame, "Traceback (most recent call last): " + oom],
+        [frame, "x" * 3000 + "Traceback (most recent call last)" + "x" * 3000, frame, oom],
+        ["Traceback (most recent call last):", frame] + ["  File " + "b" * 900] * 40 + [oom],
+        ["Traceback (most recent call last):", "Traceback (most recent call last)" * 40, oom],
+        ["Traceback (most recent call last)" + "a" * 40_000, frame, oom, "  File " + "a" * 2000],
+        ["Traceback (most recent call last):", frame, *[frame] * 130, oom],
+        ["Traceback (most recent call last):", "", "", oom],
     ]
     seen = 0
     for lines in [*_tails(), *made]:
@@ -183,5 +192,54 @@ def test_the_oom_kind_from_distinct_frame_lines_is_the_long_ways() -> None:
             if "out of memory" in line:
                 got = outcome_fields._oom_kind(tail, index, phases, "device_oom")
                 assert got == _oom_kind_long_way(tail, index, phases, "device_oom"), index
+                seen += 1
+    assert seen > 50
+
+
+def _validation_details_long_way(tail: Any, index: int) -> dict[str, str]:
+    """`_validation_details` as it read before: each line parsed whole first."""
+    out: dict[str, str] = {}
+    for j in range(index + 1, min(index + 6, len(tail))):
+        text = outcome_fields.line_message(tail, j)
+        parsed = outcome_fields._pydantic_line(text)
+        if text.startswith(outcome_fields._VALUE_ERROR):
+            body = parsed[0] if parsed else text
+            if ", " in body:  # (where it is not, the long way raised IndexError)
+                out["message"] = body.split(", ", 1)[1]
+            return out
+        if "argument" not in out and outcome_fields._FIELD.fullmatch(text):
+            out["argument"] = text
+            continue
+        if parsed is not None:
+            out["message"] = parsed[0] + (f" (got {parsed[1]})" if parsed[1] else "")
+            return out
+    return out
+
+
+def test_the_validation_details_are_the_long_ways() -> None:
+    """The lines under `N validation error for X` read without the input value a `Value
+    error` line drops: what parsing each line whole gives, on every corpus tail, its damaged
+    copies, and hostile lines (a `[type=` right after `Value error,`: once an IndexError)."""
+    from vllm_bootdiag import timeline
+    from vllm_bootdiag.text.triage import Tail
+
+    header = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig"
+    made = [
+        [header, "  Value error, [type=value_error]"],
+        [header, "  Value error, a, b [type=value_error, input_value=1, input_type=int]"],
+        [header, "  Assertion failed, x [type=assertion_error]", "y"],
+        [header, "max_model_len", "  Input should be a valid integer [type=int_parsing, "
+         "input_value='x', input_type=str]"],
+        [header, "Value error," + " [type=" * 3000],
+        [header, "Value error, " + "a, " * 5000 + " [type=value_error]"],
+        [header, "a.b", "c.d", "  Input should be x [type=t]", "", ""],
+    ]
+    seen = 0
+    for lines in [*_tails(), *made]:
+        tail = Tail(lines, timeline.progress_key, None, timeline.MESSAGE_STARTS)
+        for index, line in enumerate(lines):
+            if "validation error" in line:
+                got = outcome_fields._validation_details(tail, index)
+                assert got == _validation_details_long_way(tail, index), (lines[:3], index)
                 seen += 1
     assert seen > 50

@@ -197,3 +197,29 @@ def test_the_out_of_range_pass_keeps_what_the_full_pass_keeps() -> None:
                 assert match.outranking(tail, outside, best) == want, (log, release, best)
                 kept += len(want)
     assert kept > 1000
+
+
+def test_no_out_of_range_pass_where_no_failure_cause_outranks() -> None:
+    """`_with_out_of_range` skips the pass where `cause_top`, the highest precedence of a
+    failure cause outside the range, is not above the best cause found (or there is none):
+    then no rule there is one `outranking` keeps. Every release, every precedence."""
+    from vllm_bootdiag import versions
+    from vllm_bootdiag.engine import match
+    from vllm_bootdiag.rules.ruleset import RuleSet
+
+    rules = default_rules()
+    bests = [None, *sorted({r.precedence for r in rules})]
+    skipped = 0
+    for release in sorted({log.parent.name for log in LOGS}):
+        version = versions.parse_version(release)
+        assert version is not None
+        outside = rules.outside(version)
+        for best in bests:
+            top = outside.cause_top
+            if top is None or (best is not None and top <= best):
+                assert not any(match._above(r, best) for r in outside), (release, best)
+                skipped += 1
+            else:
+                assert any(match._above(r, best) for r in outside), (release, best)
+    assert skipped > 10
+    assert RuleSet(r for r in rules if r.role != "cause").cause_top is None

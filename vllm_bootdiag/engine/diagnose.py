@@ -72,7 +72,8 @@ def _with_out_of_range(
     that lags a release still names the cause, and an echo (`See root cause above.`) in
     range does not hide it."""
     outside = rules.outside(version)
-    if best is not None and outside.top <= best:
+    top = outside.cause_top  # what `outranking` can keep: a failure cause above `best`
+    if top is None or (best is not None and top <= best):
         return found, False
     wider = outranking(tail, outside, best, tokens)
     if not wider:

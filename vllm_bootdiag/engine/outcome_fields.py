@@ -46,27 +46,69 @@ _LONG = 1024
 def _frames_above(tail: Tail, index: int) -> str:
     """The traceback above the OOM at `index`: from its `Traceback` header when the tail
     has one, else the run of frame lines right above it (a paste that starts at the
-    frames, a worker that kept the last lines). Each distinct line once: the frame names
-    are looked for in it, and no name holds a newline, so a repeated line adds nothing
-    but search (120 copies of a 16 KB row: 2 MB for each of 20 names, 26 ms)."""
+    frames, a worker that kept the last lines), joined (see `_joined`)."""
     start = max(0, index - attribution.FRAME_WINDOW)
     lines = tail.lines
-    headed: dict[str, bool] = {}  # each distinct line looked at once
-    for j in range(index, start - 1, -1):
-        line = lines[j]
-        has = headed.get(line)
-        if has is None:
-            # `_HEADER in line`; past 1 KB, `re`'s literal search (CPython's crawls through
-            # a run of the header's own letters: 40 us a 16 KB line of `a`)
-            has = headed[line] = (
-                _HEADER in line if len(line) < _LONG else _HEADER_RE.search(line) is not None
-            )
-        if has:
-            return "\n".join(dict.fromkeys(lines[j:index]))
+    window = lines[start : index + 1]
+    if sum(map(len, window)) <= _WINDOW_JOINED:
+        # the window joined, its last header found in C: the header holds no newline, so
+        # it lies on one line, the last that holds it (what the loop below finds)
+        text = "\n".join(window)
+        at = text.rfind(_HEADER)
+        if at >= 0:
+            begin = text.rfind("\n", 0, at) + 1
+            end = len(text) - len(lines[index]) - 1  # the newline before line `index`
+            return text[begin:end] if end > begin else ""
+        headed = None
+    else:
+        headed = _headed(lines, start, index)
+    if headed is not None:
+        return _joined(lines[headed:index])
     j = index
     while j > start and _frame_text(tail.lines[j - 1]).startswith(attribution.FRAME_STARTS):
         j -= 1
-    return "\n".join(dict.fromkeys(tail.lines[j:index]))
+    return _joined(tail.lines[j:index])
+
+
+_WINDOW_JOINED = 1 << 15
+"""A window of lines up to this long is joined to find its header (a search per line
+costs a call each; past it, each distinct line is searched once: see `_headed`)."""
+
+
+def _headed(lines: list[str], start: int, index: int) -> int | None:
+    """The last line from `start` to `index` that holds the `Traceback` header, each
+    distinct long line searched once (None: none holds it)."""
+    headed: dict[str, bool] = {}  # each distinct long line looked at once
+    for j in range(index, start - 1, -1):
+        line = lines[j]
+        if len(line) < _LONG:
+            if _HEADER in line:
+                return j
+            continue
+        has = headed.get(line)
+        if has is None:
+            # past 1 KB, `re`'s literal search (CPython's crawls through a run of the
+            # header's own letters: 40 us a 16 KB line of `a`)
+            has = headed[line] = _HEADER_RE.search(line) is not None
+        if has:
+            return j
+    return None
+
+
+_DISTINCT_PAST = 1 << 16
+"""Frame text longer than this is joined one distinct line each (see `_joined`)."""
+
+
+def _joined(rows: list[str]) -> str:
+    """`rows` joined by newlines, for the frame names to be looked for in: no name holds a
+    newline, so a repeated line adds nothing but search, and past `_DISTINCT_PAST` each
+    distinct line is kept once (120 copies of a 16 KB row: 2 MB for each of 20 names,
+    26 ms). Shorter text is joined as it is: the names are found in it all the same, and
+    a traceback's lines are distinct (hashing each to find that out costs more than the
+    searches it could save)."""
+    if sum(map(len, rows)) <= _DISTINCT_PAST:
+        return "\n".join(rows)
+    return "\n".join(dict.fromkeys(rows))
 
 
 def _oom_kind(
@@ -143,14 +185,18 @@ def _validation_details(tail: Tail, index: int) -> dict[str, str]:
     out: dict[str, str] = {}
     for j in range(index + 1, min(index + 6, len(tail))):
         text = line_message(tail, j)
-        parsed = _pydantic_line(text)
         if text.startswith(_VALUE_ERROR):
-            body = parsed[0] if parsed else text
-            out["message"] = body.split(", ", 1)[1]
+            # `_pydantic_line(text)[0]`, without the input value it reads and this drops
+            cut = text.rfind(" [type=")
+            body = text[:cut].strip() if cut >= 0 else text
+            message, comma, _ = body.partition(", ")[::-1]
+            if comma:  # (a ` [type=` right after `Value error,` leaves no message)
+                out["message"] = message
             return out
         if "argument" not in out and _FIELD.fullmatch(text):
             out["argument"] = text
             continue
+        parsed = _pydantic_line(text)
         if parsed is not None:
             out["message"] = parsed[0] + (f" (got {parsed[1]})" if parsed[1] else "")
             return out

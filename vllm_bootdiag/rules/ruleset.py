@@ -18,7 +18,7 @@ from typing import Any
 from packaging.version import Version
 from pydantic import ValidationError
 
-from .. import versions
+from .. import outcomes, versions
 from .schema import Rule
 
 
@@ -34,7 +34,7 @@ class RuleSet:
     of two wordings that read one line is the newer.
     """
 
-    __slots__ = ("_by_id", "_cache", "_outside", "_precedence", "rules", "top")
+    __slots__ = ("_by_id", "_cache", "_outside", "_precedence", "cause_top", "rules", "top")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         # Exact rules first (a stable sort: otherwise in the order given), so the
@@ -53,6 +53,14 @@ class RuleSet:
             self._precedence.values(), default=(False, -1, False)
         )
         """The highest root-cause precedence any rule here can give."""
+        failures = [
+            r.precedence
+            for r in self.rules
+            if r.role == "cause" and outcomes.OUTCOME_TYPES[r.outcome].FAILURE
+        ]
+        self.cause_top: tuple[bool, int, bool] | None = max(failures, default=None)
+        """The highest precedence of a failure cause here (None: no rule is one): no hit
+        of these rules outranks a cause of that precedence or higher."""
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .joined import Joined
 from .rejoin import ReadRows, Row, _rejoin
+from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
 from .tail import DEFAULT_LINES
 from .wrappers import (
@@ -117,9 +119,13 @@ def _per_line(text: str) -> tuple[list[str], list[str]]:
     return out, names
 
 
-def _repaired(raw: Sequence[str], first_line: int, keep: int, ran: set[str]) -> list[Row]:
+def _repaired(
+    raw: Sequence[str], first_line: int, keep: int, ran: set[str], rows: Sequence[int] | None = None
+) -> list[Row]:
     """The per-line steps over `raw`, from its last line back, until `keep` rows are
-    made: the last `keep` rows (in order) of what every line would give.
+    made: the last `keep` rows (in order) of what every line would give. `rows`: the
+    only lines any step may change (`repair_rows.rows_to_repair`, ascending), the others
+    passed as they are without a step run; None: every line through the steps.
 
     A paste that lost its newlines holds more logical lines than physical ones (400
     lines of 188 records each are 75,200): a worker keeps the last 400 lines, so of
@@ -129,20 +135,42 @@ def _repaired(raw: Sequence[str], first_line: int, keep: int, ran: set[str]) -> 
     cites the line the record was pasted on; `ran` gets the steps the lines read took.
     """
     out: list[Row] = []  # last row first
-    for i in range(len(raw) - 1, -1, -1):
-        text, number = raw[i], first_line + i
-        rows, names = _per_line(text)
-        if not names:
-            out.append((text, number, number, ()))
+    if rows is not None:
+        hi = len(raw)  # (the lines from here on are in `out`)
+        for i in reversed(rows):
+            _passed(out, raw, first_line, i + 1, hi)
+            hi = i
+            if _repair_one(out, raw[i], first_line + i, ran) and len(out) >= keep:
+                break
         else:
-            ran.update(names)
-            repairs = tuple(dict.fromkeys(names))
-            out.extend([(row, number, number, repairs) for row in reversed(rows)])
-            if len(out) >= keep:
+            _passed(out, raw, first_line, 0, hi)
+    else:
+        for i in range(len(raw) - 1, -1, -1):
+            if _repair_one(out, raw[i], first_line + i, ran) and len(out) >= keep:
                 break
     del out[keep:]
     out.reverse()
     return out
+
+
+def _repair_one(out: list[Row], text: str, number: int, ran: set[str]) -> bool:
+    """Line `number`'s rows through the per-line steps, added to `out` last first;
+    whether a step changed it."""
+    rows, names = _per_line(text)
+    if not names:
+        out.append((text, number, number, ()))
+        return False
+    ran.update(names)
+    repairs = tuple(dict.fromkeys(names))
+    out.extend([(row, number, number, repairs) for row in reversed(rows)])
+    return True
+
+
+def _passed(out: list[Row], raw: Sequence[str], first_line: int, lo: int, hi: int) -> None:
+    """Lines lo..hi-1 as they are, added to `out` last first (no step changes them)."""
+    if lo < hi:
+        numbers = range(first_line + hi - 1, first_line + lo - 1, -1)
+        out.extend(zip(reversed(raw[lo:hi]), numbers, numbers, repeat((), hi - lo), strict=True))
 
 
 _JSON_STARTS = ('{"log"', '{"MESSAGE"')
@@ -213,7 +241,9 @@ def normalize_rows(
     `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
     caller that then reads `raw` itself."""
     ran: set[str] = set()
-    damaged, slow = _check(joined if joined is not None else Joined.of(raw))
+    if joined is None:
+        joined = Joined.of(raw)
+    damaged, slow = _check(joined)
     if not damaged:
         if lookahead and len(raw) > 1 and slow != []:  # (only a slow row can go on another)
             joins, rejoins = _rejoin(ReadRows(raw, first_line), raw, first_line, slow)
@@ -223,14 +253,15 @@ def normalize_rows(
             return [], ()
         numbers = range(first_line, first_line + len(raw))
         return list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True)), ()
-    lines = _repaired(raw, first_line, max(len(raw), DEFAULT_LINES), ran)
+    keep = max(len(raw), DEFAULT_LINES)
+    lines = _repaired(raw, first_line, keep, ran, rows_to_repair(raw, joined))
     if lookahead and len(lines) > 1:
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
         joins, rejoins = _rejoin(lines, raw, first_line)
         lines = list(joins) if rejoins else lines
         ran.update(rejoins)
-        if any(row[0].startswith(_JSON_STARTS) for row in lines):
+        if any(map(str.startswith, map(itemgetter(0), lines), repeat(_JSON_STARTS))):
             lines = _json_records(lines, raw, first_line, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
 

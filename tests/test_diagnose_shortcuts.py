@@ -223,3 +223,17 @@ def test_no_out_of_range_pass_where_no_failure_cause_outranks() -> None:
                 assert any(match._above(r, best) for r in outside), (release, best)
     assert skipped > 10
     assert RuleSet(r for r in rules if r.role != "cause").cause_top is None
+
+
+def test_a_versions_text_is_its_own_not_an_equal_ones() -> None:
+    """`_version_text` keeps `str(version)` per Version object: `0.32` and `0.32.0` are
+    equal Versions with their own texts, and a Version made again reads as itself."""
+    from packaging.version import Version
+
+    short, full = Version("0.32"), Version("0.32.0")
+    assert short == full
+    for _ in range(2):
+        assert diagnose_module._version_text(short) == "0.32"
+        assert diagnose_module._version_text(full) == "0.32.0"
+    for text in ("0.9.0.1", "0.33.0rc1", "1.0.post2", "0.8.5"):
+        assert diagnose_module._version_text(Version(text)) == str(Version(text))

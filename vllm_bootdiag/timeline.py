@@ -10,7 +10,7 @@ planner needs (available KV memory, graph memory, weights).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import TypeVar
 
@@ -212,6 +212,24 @@ _FACTS_OF = {
 }
 """Marker key -> (its device, its facts with whether the first occurrence wins)."""
 
+_Search = Callable[[str], "re.Match[str] | None"]
+
+
+class _Steps(dict[str, tuple[str | None, tuple[tuple[str, bool, _Search], ...]]]):
+    """Marker key -> `_FACTS_OF[key]` with each fact's compiled search, made on the key's
+    first use (`facts` reads each marker's facts without a lookup per fact)."""
+
+    def __missing__(self, key: str) -> tuple[str | None, tuple[tuple[str, bool, _Search], ...]]:
+        device, names = _FACTS_OF[key]
+        got = self[key] = (
+            device,
+            tuple((name, first, _FACT_RES[(key, name)].search) for name, first in names),
+        )
+        return got
+
+
+_FACT_STEPS = _Steps()
+
 _UVICORN_PORT = re.compile(r"Uvicorn running on \S*?:(\d+)")
 
 
@@ -298,8 +316,9 @@ def facts(tail: Tail) -> BootFacts:
     """The numbers the boot printed (see BootFacts)."""
     found: dict[str, str | None] = {}
     device: str | None = None
+    steps = _FACT_STEPS
     for _i, key, message, _ts in tail.markers:
-        marker_device, marker_facts = _FACTS_OF[key]
+        marker_device, marker_facts = steps[key]
         device = marker_device or device
         if device is None and key == "engine_init":  # `... with config: ..., device_config=cpu`
             # found first: `\b` leaves the pattern no literal to look for, and the config
@@ -307,10 +326,10 @@ def facts(tail: Tail) -> BootFacts:
             at = message.find("device_config=")
             m = _DEVICE_CONFIG.search(message, at) if at >= 0 else None
             device = m[1] if m else None
-        for name, first_wins in marker_facts:
+        for name, first_wins, search in marker_facts:
             if first_wins and name in found:
                 continue
-            m = _FACT_RES[(key, name)].search(message)
+            m = search(message)
             if m:
                 found[name] = m[1] if first_wins else m[1].replace(",", "")
     for i in tail.find("Uvicorn running on"):

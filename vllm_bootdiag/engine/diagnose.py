@@ -327,7 +327,7 @@ def diagnose(
         {
             "primary": primary,
             "matches": tuple(found),
-            "vllm_version": str(version) if version else None,
+            "vllm_version": _version_text(version) if version else None,
             "version_source": detected.source if detected else None,
             "phase": _last_phase(phases),
             "facts": facts,
@@ -359,6 +359,21 @@ _diagnosis = quick_build.layout(
     ),
 )
 """`quick_build.construct(Diagnosis, ...)` for the keys `diagnose` gives, checked once."""
+
+
+def _version_text(version: Version) -> str:
+    """`str(version)`, kept per Version object (`versions.parse_version` gives one per
+    text; two equal Versions may read differently, `0.32` and `0.32.0`, so equality is no
+    key): a log names one of a few releases, and `Version` builds its text each time."""
+    got = _TEXTS.get(id(version))
+    if got is None or got[0] is not version:
+        if len(_TEXTS) >= 256:
+            _TEXTS.clear()
+        got = _TEXTS[id(version)] = (version, str(version))
+    return got[1]
+
+
+_TEXTS: dict[int, tuple[Version, str]] = {}
 
 
 _PHASE_ORDER = {phase: k for k, phase in enumerate(timeline.PHASES)}

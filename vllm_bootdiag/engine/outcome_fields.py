@@ -218,12 +218,11 @@ def outcome(
     if rule.attribution == "cuda_oom_phase":
         kind, phase_hint = _oom_kind(tail, hit.index, phases, kind)
         fields["phase_hint"] = phase_hint
-    cls = _TYPES[kind]
-    if cls.READS_BELOW == "pydantic_errors" and "message" not in fields:
+    cls, reads_below, context, allowed = _KINDS.get(kind) or _kind(kind)
+    if reads_below and "message" not in fields:
         fields.update(_validation_details(tail, hit.index))
-    for name, fact in cls.CONTEXT:
+    for name, fact in context:
         fields.setdefault(name, getattr(facts, fact))
-    allowed = _field_names(kind)
     if not allowed.issuperset(fields):
         fields = {k: v for k, v in fields.items() if k in allowed}
     number = tail.number
@@ -241,9 +240,25 @@ def outcome(
     return build(fields) if build is not None else quick_build.build(cls, fields)
 
 
-_TYPES = outcomes.OUTCOME_TYPES
-_field_names = outcomes.field_names
-_validator = quick_build.validator
+_Kind = tuple[type[_Outcome], bool, tuple[tuple[str, str], ...], frozenset[str]]
+_KINDS: dict[str, _Kind] = {}
+
+
+def _kind(kind: str) -> _Kind:
+    """What `outcome` reads of a kind, kept (its class, whether it reads pydantic's lines
+    below, its `CONTEXT`, its field names): an attribute lookup each costs more."""
+    cls = outcomes.OUTCOME_TYPES[kind]
+    got = _KINDS[kind] = (
+        cls,
+        cls.READS_BELOW == "pydantic_errors",
+        cls.CONTEXT,
+        outcomes.field_names(kind),
+    )
+    return got
+
+
+_validator = quick_build._WARM.get
+"""`quick_build.validator`, without its call."""
 
 
 def line_message(tail: Tail, index: int) -> str:

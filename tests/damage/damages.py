@@ -131,6 +131,11 @@ def no_break_spaces(lines: Lines) -> Lines:
     return [line.replace(" ", "\xa0") for line in lines]
 
 
+def cat_n(lines: Lines) -> Lines:
+    """Shared "with line numbers": `cat -n` (a right-aligned number and a tab on each row)."""
+    return [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)]
+
+
 DAMAGES: tuple[Damage, ...] = (
     Damage("wrap80", _hard_wrap(80)),
     Damage("wrap100", _hard_wrap(100)),
@@ -156,6 +161,7 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("launcher", _prefix("2026-01-02 03:04:05.678 [Error] (Process) ")),
     Damage("stage_tag", _prefix("[Stage-0] ")),
     Damage("no_break_spaces", no_break_spaces),
+    Damage("cat_n", cat_n),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

@@ -61,7 +61,7 @@ def test_a_damaged_corpus_log_keeps_its_kind_and_numbers(damage: damages.Damage)
 LINE_FOR_LINE = [
     d
     for d in damages.DAMAGES
-    if d.name in ("ci_gutter", "journald", "json_file", "stern", "caret_ansi", "launcher")
+    if d.name in ("ci_gutter", "journald", "json_file", "stern", "caret_ansi", "launcher", "cat_n")
 ]
 
 

@@ -22,6 +22,8 @@ from typing import NamedTuple
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .joined import Joined
+from .line_numbers import NAME as LINE_NUMBERS
+from .line_numbers import strip_line_numbers
 from .rejoin import ReadRows, Row, _rejoin
 from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
@@ -59,6 +61,7 @@ class Repair(NamedTuple):
 
 
 STEPS: tuple[Repair, ...] = (
+    Repair("line_numbers", "line numbers `cat -n`, `nl` or `less -N` put in front of every row"),
     Repair("no_break_spaces", "no-break spaces a web page or chat client pasted for spaces"),
     Repair("json_file", "docker's json-file driver: the line is a JSON record around the text"),
     Repair("code_fence", "markdown code fences and <details> markup around a pasted log"),
@@ -240,6 +243,9 @@ def normalize_rows(
     joined, when the caller hands it on to triage (one colour-code strip for both).
     `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
     caller that then reads `raw` itself."""
+    numbered = strip_line_numbers(raw)  # (two tests where no end row starts with a digit)
+    if numbered is not None:
+        return _without_numbers(*numbered, first_line, lookahead)
     ran: set[str] = set()
     if joined is None:
         joined = Joined.of(raw)
@@ -264,6 +270,21 @@ def normalize_rows(
         if any(map(str.startswith, map(itemgetter(0), lines), repeat(_JSON_STARTS))):
             lines = _json_records(lines, raw, first_line, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
+
+
+def _without_numbers(
+    rows: list[str], changed: list[bool], first_line: int, lookahead: bool
+) -> tuple[list[Row], tuple[str, ...]]:
+    """`normalize_rows` of rows a viewer numbered, the numbers taken off: each row built
+    from a numbered one names the step."""
+    out, ran = normalize_rows(rows, first_line=first_line, lookahead=lookahead)
+    named = [
+        (text, first, last, (LINE_NUMBERS, *repairs))
+        if any(changed[first - first_line : last - first_line + 1])
+        else (text, first, last, repairs)
+        for text, first, last, repairs in out
+    ]
+    return named, (LINE_NUMBERS, *ran)
 
 
 def normalize(

@@ -148,7 +148,13 @@ def _candidates(
     a set of the words (the long way, which a long text pays for; tests/test_match_tokens.py
     holds both to the rules whose literal the text holds)."""
     keys = keywords.intersection(words)
-    order = sorted(always + [k for w in keys for k in by_word[w]]) if keys else always
+    if keys:  # (each key's list added in place, then one sort: half a comprehension's cost)
+        order = always.copy()
+        for w in keys:
+            order += by_word[w]
+        order.sort()
+    else:
+        order = always
     if wide:
         held = words if isinstance(words, frozenset) else frozenset(words)
         order = [k for k in order if held.issuperset(rests[k])]

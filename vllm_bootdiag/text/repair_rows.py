@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, compress, count, repeat
-from operator import not_
+from operator import contains, not_
 
 from .joined import Joined
 from .row_scan import LEVELS, NO_BREAK_SPACE, RECORD, TAG
@@ -26,10 +26,18 @@ _MAX_TEXT = 65536
 """A longer text goes through the steps row by row (where its scans would cost a hostile
 text more than they save)."""
 
-_CARET_OR_RESET = re.compile(r"\[(?<!\x1b\[)(?:(?<=\^\[\[)|0(?:;0)?m)")
+_CARET = re.compile(r"\^\[\[")
+_RESET = re.compile(r"\[0(?<!\x1b\[0)(?:;0)?m")
 """caret_ansi's signs (`ansi_text` changes a row only with `^[[` or `␛[` in it, or, where it
-holds no ESC, a `[0m` or `[0;0m`): a caret code, and a reset whose `[` no ESC leads, in
-one scan that stops at each `[`."""
+holds no ESC, a `[0m` or `[0;0m`): a caret code, and a reset that no ESC leads."""
+_SIGNS: tuple[tuple[str, str, re.Pattern[str] | None], ...] = (
+    (NO_BREAK_SPACE, NO_BREAK_SPACE, None),  # (every row that holds one)
+    ("␛", "␛[", None),
+    ("^", "^[[", _CARET),
+    ("[", "[0", _RESET),
+)
+"""The literal signs: (a character each holds, two that it holds, its pattern, or None where
+the two are all of it). Most tails hold neither pair: each is found at C speed."""
 _FENCES = ("```", "~~~", "<details>", "</details>", "<summary>", "</summary>")
 """How a row that `FENCE` matches starts, after its blanks."""
 _MONTHS = ("Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ", "Jul ", "Aug ", "Sep ", "Oct ",
@@ -49,23 +57,25 @@ digit) or stern's (a small letter or a digit); with a capital only compose's (a 
 _TAG_LINE = re.compile(r"\n(" + TAG + ") ")
 """A row that starts with a process tag and a space."""
 _MAX_TAGS = 16
-_AT_COLON = re.compile(
-    r":(?:(?<=[GORL] \d\d-\d\d \d\d:)(?=\d\d:\d\d)(?P<record>"
-    + "|".join(rf"(?<=[^\n\x01]{level} \d\d-\d\d \d\d:)" for level in LEVELS)
-    + r")|(?=     )(?P<uvicorn>"
-    + "|".join(rf"(?<=[^\n\x01]{level}:)" for level in ("INFO", "WARNING", "ERROR"))
-    + r")|(?<=[^\n\x01]usage:)(?= )(?P<usage>)"
-    + r"|(?<=[^\n\x01]Traceback \(most recent call last\):)(?P<traceback>))"
+_RECORD_INSIDE = re.compile(
+    r"-(?<![\n\x01]INFO \d\d-)(?<=[GORL] \d\d-)(?:"
+    + "|".join(rf"(?<=[^\n\x01]{level} \d\d-)" for level in LEVELS)
+    + r")(?=\d\d \d\d:\d\d:\d\d)"
 )
-"""Four of the starts `split_collapsed` cuts at, in one scan that stops at each colon: a
-record (its level and stamp, what `collapsed._RECORD` needs less its source) by its time's
-first colon, uvicorn's line (`INFO:     `), argparse's (`usage: `) and a traceback's header,
-each but at a row's start or right after a tag taken off (`\x01`)."""
+"""A record's level and stamp (what `collapsed._RECORD` needs, less its source), found by
+its stamp's dash, but at a row's start or right after a tag taken off (`\x01`). An INFO
+record there (most of the stops) fails at the first test, which leaves out nothing more."""
+_UVICORN_INSIDE = re.compile(
+    ":     (?:"
+    + "|".join(rf"(?<=[^\n\x01]{lv}:     )" for lv in ("INFO", "WARNING", "ERROR"))
+    + ")"
+)
+"""uvicorn's line (`INFO:     `), but at a row's start or right after a tag taken off."""
 _LEVEL_BY_END = {level[-2:]: len(level) for level in LEVELS}
-_BACK = {"uvicorn": 0, "usage": len("usage"), "traceback": len("Traceback (most recent call last)")}
-"""How far before its colon each start begins (uvicorn's: its level, by its last letter)."""
 _UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
 _FRAME_INSIDE = re.compile(r'"(?<=File ")(?<![\n\x01]  File ")')
+_RAW = ("usage: ", "Traceback (most recent call last):")
+"""argparse's line and a traceback's header (each a literal, searched at C speed)."""
 """A frame's `File "` (`collapsed._FRAME` starts so), but after a row's two-space indent."""
 
 _LED = r"(?:\x01|[ \t]*(?:" + TAG + r" ?)?)"
@@ -84,14 +94,14 @@ def rows_to_repair(raw: Sequence[str], joined: Joined) -> list[int] | None:
     found by a condition that step needs; None where not worked out (a long text, one
     whose joined text is not `raw` joined, a row that holds a newline): then any row may."""
     doc = joined.doc
-    if len(doc) >= _MAX_TEXT or len(doc) != len(raw) + sum(map(len, raw)):
-        return None
+    if len(doc) >= _MAX_TEXT or joined.lines is not raw:
+        return None  # (a text made of other rows than these: a caller's mistake)
     found = _may_be_cut(raw, joined)
     if found is None:
         return None
     starts: list[int] | None = None
-    for lit, scan in ((NO_BREAK_SPACE, None), ("␛[", None), ("[", _CARET_OR_RESET)):
-        if lit[0] not in doc:  # (memchr)
+    for first, lit, scan in _SIGNS:
+        if first not in doc or lit not in doc:  # (memchr first: a search costs 10-40x more)
             continue
         if starts is None:
             starts = list(accumulate(map((1).__add__, map(len, raw)), initial=1))
@@ -148,17 +158,22 @@ def _may_be_cut(raw: Sequence[str], joined: Joined) -> set[int] | None:
         text = plain
         for tag in list(dict.fromkeys(_TAG_LINE.findall(plain)))[:_MAX_TAGS]:
             text = text.replace("\n" + tag + " ", "\n\x01")
-    if text.count("\n") != len(raw):
+    if any(map(contains, raw, repeat("\n"))):
         return None  # (a row that held a newline)
     at: list[tuple[int, bool]] = []  # (where a start is, whether it is a record)
-    for m in _AT_COLON.finditer(text):
-        p, kind = m.start(), m.lastgroup
-        if kind == "record":
-            at.append((p - 9 - _LEVEL_BY_END[text[p - 11 : p - 9]], True))
-        elif kind == "uvicorn":
-            at.append((p - _UVICORN_LEVEL[text[p - 1]], False))
-        else:
-            at.append((p - _BACK[kind or ""], False))
+    if "-" in text:
+        for m in _RECORD_INSIDE.finditer(text):
+            p = m.start() - 3
+            at.append((p - _LEVEL_BY_END[text[p - 2 : p]], True))
+    if ":     " in text:
+        for m in _UVICORN_INSIDE.finditer(text):
+            at.append((m.start() - _UVICORN_LEVEL[text[m.start() - 1]], False))
+    for lit in _RAW:
+        p = text.find(lit)
+        while p >= 0:
+            if text[p - 1] not in "\n\x01":
+                at.append((p, False))
+            p = text.find(lit, p + 1)
     if '"' in text:
         at.extend((m.start() - 5, False) for m in _FRAME_INSIDE.finditer(text))
     rows: set[int] = set()

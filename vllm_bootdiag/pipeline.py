@@ -80,7 +80,7 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
         # Lines with no line end in them, only overlong: each cut as a split would cut it
         # (joining and splitting 400 lines of 16 KB costs 13 ms). A split drops the "" after
         # a last newline, so a last empty line goes here too.
-        kept = [s[: logtail.MAX_LINE_CHARS] for s in kept]
+        kept = [text_tail.cut_line(s, len(kept)) for s in kept]
         if kept[-1] == "":
             kept.pop()
         return kept, first

@@ -66,9 +66,7 @@ def _pydantic_head_ends(text: str, at: int) -> bool:
         if text.endswith(words, at, name - 5):
             space = name - 5 - len(words) - 1
             return (
-                space - 1 >= at
-                and text[space] == " "
-                and _DIGIT.match(text, space - 1) is not None
+                space - 1 >= at and text[space] == " " and _DIGIT.match(text, space - 1) is not None
             )
     return False
 

@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
+from .escaped import NAME as ESCAPED_LOG
+from .escaped import unescaped_rows
 from .joined import Joined
 from .line_numbers import NAME as LINE_NUMBERS
 from .line_numbers import strip_line_numbers
@@ -61,6 +63,7 @@ class Repair(NamedTuple):
 
 
 STEPS: tuple[Repair, ...] = (
+    Repair("escaped_log", "a log handed over as one escaped string: a JSON field, a list's repr"),
     Repair("line_numbers", "line numbers `cat -n`, `nl` or `less -N` put in front of every row"),
     Repair("no_break_spaces", "no-break spaces a web page or chat client pasted for spaces"),
     Repair("json_file", "docker's json-file driver: the line is a JSON record around the text"),
@@ -243,9 +246,13 @@ def normalize_rows(
     joined, when the caller hands it on to triage (one colour-code strip for both).
     `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
     caller that then reads `raw` itself."""
+    escaped = unescaped_rows(raw)  # (one length test for a tail of more than a few rows)
+    if escaped is not None:
+        return _pre_repaired(*escaped, ESCAPED_LOG, first_line, lookahead)
     numbered = strip_line_numbers(raw)  # (two tests where no end row starts with a digit)
     if numbered is not None:
-        return _without_numbers(*numbered, first_line, lookahead)
+        rows, changed = numbered
+        return _pre_repaired(rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead)
     ran: set[str] = set()
     if joined is None:
         joined = Joined.of(raw)
@@ -272,19 +279,25 @@ def normalize_rows(
     return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
 
 
-def _without_numbers(
-    rows: list[str], changed: list[bool], first_line: int, lookahead: bool
+def _pre_repaired(
+    rows: list[str],
+    origin: Sequence[int],
+    changed: Sequence[bool],
+    name: str,
+    first_line: int,
+    lookahead: bool,
 ) -> tuple[list[Row], tuple[str, ...]]:
-    """`normalize_rows` of rows a viewer numbered, the numbers taken off: each row built
-    from a numbered one names the step."""
-    out, ran = normalize_rows(rows, first_line=first_line, lookahead=lookahead)
-    named = [
-        (text, first, last, (LINE_NUMBERS, *repairs))
-        if any(changed[first - first_line : last - first_line + 1])
-        else (text, first, last, repairs)
-        for text, first, last, repairs in out
-    ]
-    return named, (LINE_NUMBERS, *ran)
+    """`normalize_rows` of the rows a tail-wide step (`name`) made of the input's: row `k`
+    came from the input's row `origin[k]` (changed by the step where `changed[k]`), and
+    each row out cites the input rows it was built from and names the step where one of
+    its rows changed."""
+    out, ran = normalize_rows(rows, lookahead=lookahead)
+    named: list[Row] = []
+    for text, first, last, repairs in out:
+        if any(changed[first - 1 : last]):
+            repairs = (name, *repairs)
+        named.append((text, first_line + origin[first - 1], first_line + origin[last - 1], repairs))
+    return named, (name, *ran)
 
 
 def normalize(

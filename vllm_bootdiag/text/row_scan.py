@@ -181,9 +181,7 @@ def _untagged(joined: Joined, tags: list[str], starts: list[str] | None) -> str:
     return text
 
 
-def _rows(
-    lines: Sequence[str], doc: str
-) -> tuple[list[str], list[int], list[str] | None] | None:
+def _rows(lines: Sequence[str], doc: str) -> tuple[list[str], list[int], list[str] | None] | None:
     """(the process tags rows start with, as in the plain text; the slow rows; the tags as
     rows start with them, coloured or not, None where one is not passed over, or where a
     row that a new tag starts holds colour codes past it: a tail coloured all through,

@@ -84,8 +84,32 @@ def split_lines(text: str, lines: int | None = DEFAULT_LINES) -> list[str]:
     if redrawn:
         out = [_last_redraw(line) for line in out]
     if len(text) > MAX_LINE_CHARS and max(map(len, out), default=0) > MAX_LINE_CHARS:
-        out = [line[:MAX_LINE_CHARS] for line in out]
+        out = [cut_line(line, len(out)) for line in out]
     return out
+
+
+def cut_line(line: str, rows: int = 1) -> str:
+    """A line cut to MAX_LINE_CHARS: its start, where a message says what it is about. In
+    an input of a few `rows` (a pasted document), an escaped log (a JSON document, a list's
+    repr or a string's inside, with `\\n` escapes every few rows: a worker's error field)
+    is many lines in one: it is kept up to MAX_DOCUMENT_CHARS, past that its first rows
+    (the banner's version) and its last ones (what ended the boot), an escaped newline
+    between."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    if rows > DOCUMENT_ROWS or line.count("\\n", 0, 4096) < 8:
+        return line[:MAX_LINE_CHARS]
+    if len(line) <= MAX_DOCUMENT_CHARS:
+        return line
+    return line[:_DOCUMENT_HEAD] + "\\n" + line[_DOCUMENT_HEAD + 2 - MAX_DOCUMENT_CHARS :]
+
+
+DOCUMENT_ROWS = 8
+"""The most rows an input may have for a long row of it to be kept as an escaped log."""
+MAX_DOCUMENT_CHARS = 256 * 1024
+"""The longest escaped log kept whole (a tail of 400 lines of vLLM's is 40-120 KB)."""
+_DOCUMENT_HEAD = 2048
+"""How much of an escaped log's start a cut keeps (vLLM's banner is in its first rows)."""
 
 
 def _last_redraw(line: str) -> str:

@@ -135,6 +135,7 @@ def _has_reset(text: str) -> bool:
         return False
     return bool(_RESETS[0].search(text)) or (";" in text and bool(_RESETS[1].search(text)))
 
+
 _FENCE_AT = r"(?=(?P<indent>[ \t]*))(?P=indent)(?:```|~~~|</?details>|</?summary>)"
 """A fence or a <details> tag after its indent, the indent taken whole (a lookahead is
 atomic): a 16 KB run of spaces costs one pass, not a retry at each of its lengths."""
@@ -223,9 +224,10 @@ def _decoder() -> json.JSONDecoder:
 _SPACES = re.compile(" *")
 
 
-_AS_CODE = bytes.maketrans(
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"A" * 52
-), b"0123456789;?"
+_AS_CODE = (
+    bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", b"A" * 52),
+    b"0123456789;?",
+)
 """Bytes read as a code reads them: each letter as `A`, its parameters left out."""
 
 

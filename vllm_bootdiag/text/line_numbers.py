@@ -17,11 +17,12 @@ from collections.abc import Sequence
 
 NAME = "line_numbers"
 
-_NUMBER = re.compile(r"[ \t]{0,7}(\d{1,7})(?:\t| +)")
+_NUMBER = re.compile(r"[ \t\xa0]{0,7}(\d{1,7})(?:\t|[ \xa0]+)")
 """A viewer's number column: up to 7 blanks of right-alignment, the number, and the tab
 (`cat -n`, `nl`) or the spaces (`less -N`, vim: one) after it. Of the spaces, only as
-many as the tail's fewest are the viewer's: a row's own indent (a frame's) follows them."""
-_FIRST = frozenset(" \t0123456789")
+many as the tail's fewest are the viewer's: a row's own indent (a frame's) follows them.
+A no-break space counts as a space (a copy from a rendered page made every space one)."""
+_FIRST = frozenset(" \t\xa00123456789")
 """What a numbered row starts with: any other first character at either end of the tail
 says it is not numbered, with no pattern run."""
 MIN_ROWS = 3

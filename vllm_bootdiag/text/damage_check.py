@@ -18,9 +18,9 @@ few places left, and the commonest of those (a record after the process tag that
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
-from itertools import islice, repeat
+from itertools import chain, islice, repeat
 from operator import itemgetter
 
 import regex
@@ -276,12 +276,16 @@ def _records_damaged(doc: str, heads: dict[str, bool], tagged: int | None = None
             inside, back = _record_inside_by_second_colon(), 12  # (its second colon)
         else:  # a colon every few characters (runs of `-:`): the levels are fewer
             inside = None
+    found: Iterable[re.Match[str]] | None = None
     if inside is not None:
         if tagged is None:  # (how many lines `_TAGGED_RECORD` finds, when counted already)
             tagged = len(_TAGGED_RECORD.findall(doc))
-        if len(list(islice(inside.finditer(doc), tagged + 1))) == tagged:  # (at most tagged+1)
+        scan = inside.finditer(doc)
+        first = list(islice(scan, tagged + 1))  # (at most tagged+1)
+        if len(first) == tagged:
             return False
-    for p in _records_inside(doc, inside, back):
+        found = chain(first, scan)  # (the loop reads on from them: release's edit)
+    for p in _records_inside(doc, inside, back, found):
         if doc[p - 1] == "\n":
             continue
         start = doc.rfind("\n", 0, p) + 1
@@ -301,19 +305,25 @@ _LEVEL_BY_END = {level[-2:]: len(level) for level in _LEVELS}
 """How long a record's level is, by its last two letters."""
 
 
-def _records_inside(doc: str, inside: re.Pattern[str] | None, back: int) -> Iterator[int]:
+def _records_inside(
+    doc: str,
+    inside: re.Pattern[str] | None,
+    back: int,
+    found: Iterable[re.Match[str]] | None = None,
+) -> Iterator[int]:
     """Where each record not at a line's start begins, in text order: one scan of `inside`
     (a match `back` characters after its level; release's edit: the levels' five scans of
     the whole text cost 2 ms each on 6.5 MB, where the first record found may settle it).
     Without `inside`, each level's own scan (`_RECORDS_AT`), the line-start records too: the
     caller passes over those. The same records either way: one cannot overlap another (a
-    level's letters never stand in a stamp), so five scans of one level each find them all."""
+    level's letters never stand in a stamp), so five scans of one level each find them all.
+    `found`: `inside`'s matches, where the caller scanned already."""
     if inside is None:
         for record in _RECORDS_AT:
             for m in record.finditer(doc):
                 yield m.start()
         return
-    for m in inside.finditer(doc):
+    for m in inside.finditer(doc) if found is None else found:
         at = m.start() - back
         yield at - _LEVEL_BY_END[doc[at - 2 : at]]
 

@@ -110,6 +110,8 @@ with a space in it crawls). The traceback's by the `regex` module (Boyer-Moore: 
 of what `re` costs); argparse's and uvicorn's by `re`, whose search stays linear on runs
 of spaces and colons, where Boyer-Moore on these short needles retries at every
 character (15 ms on 400 lines of colons)."""
+_RAW_LITERALS = ("Traceback (most recent call last)", "usage: ")
+"""What each of `_RAW_AT` finds: none is searched for in a text that does not hold it."""
 _UVICORN_AT = re.compile(r":     (?:(?<=INFO:     )|(?<=WARNING:     )|(?<=ERROR:     ))")
 """uvicorn's three levels, found by the `:     ` they share."""
 _UVICORN_LEVEL = {"O": len("INFO"), "G": len("WARNING"), "R": len("ERROR")}
@@ -181,8 +183,8 @@ def _damaged(joined: Joined) -> bool:
         # (an `m` first, at memchr speed: a search for `[0m` crawls where the text is dense
         # in characters that share its bloom bits, 35 ms over 6.5 MB of `\x1b[`; release's edit)
         reset = "m" in plain and (
-            ("[0m" in plain and doc.count("[0m") > doc.count("\x1b[0m"))
-            or ("[0;0m" in plain and doc.count("[0;0m") > doc.count("\x1b[0;0m"))
+            (_holds(plain, "[0m") and doc.count("[0m") > doc.count("\x1b[0m"))
+            or (_holds(plain, "[0;0m") and doc.count("[0;0m") > doc.count("\x1b[0;0m"))
         )
     else:
         reset = _LONG_SGR_ENDS[0].search(doc) is not None or (
@@ -243,14 +245,31 @@ def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
     return False
 
 
+def _holds(doc: str, needle: str, cap: int = 256) -> bool:
+    """`needle in doc`, tried at each of its first character (found at memchr speed) while
+    they are few, then searched for (release's edit: a search costs a pass of ~1 ns a
+    character, 2-5 ms over a reflowed 6.5 MB line that holds a `[`, a `T` or a `:` or two)."""
+    c = needle[0]
+    p = doc.find(c)
+    for _ in range(cap):
+        if p < 0:
+            return False
+        if doc.startswith(needle, p):
+            return True
+        p = doc.find(c, p + 1)
+    return doc.find(needle, p) >= 0  # (each occurrence starts at one of `c`, none before p)
+
+
 def _raw_damaged(doc: str, heads: dict[str, bool]) -> bool:
     """A traceback header, uvicorn's or argparse's line after anything but a line's head."""
-    for raw in _RAW_AT:
+    for raw, literal in zip(_RAW_AT, _RAW_LITERALS, strict=True):
+        if not _holds(doc, literal):
+            continue
         for m in raw.finditer(doc):
             p = m.start()
             if doc[p - 1] != "\n" and not _at_head(doc, p, heads):
                 return True
-    for m in _UVICORN_AT.finditer(doc):
+    for m in _UVICORN_AT.finditer(doc) if _holds(doc, ":     ") else ():
         p = m.start() - _UVICORN_LEVEL[doc[m.start() - 1]]
         if doc[p - 1] != "\n" and not _at_head(doc, p, heads):
             return True

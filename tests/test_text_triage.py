@@ -45,7 +45,8 @@ def test_the_scan_finds_what_sorting_every_line_finds_on_the_corpus() -> None:
 _POOL = sorted({line for log in LOGS[::5] for line in logtail.read_tail(log)[-40:]})
 _PIECES = ("(EngineCore_DP0 pid=12) ", "INFO 01-02 03:04:05 [x.py:1] ", "WARNING 01-02 03:04:05 ",
            "ERROR 01-02 03:04:05 [core.py:9]   File ", "    ", "  File ", "[W1129 16:00:21 ",
-           "\x1b[0;36m", "\r", "2026-01-02T03:04:05Z ", "Ma", "█", "[tag] ", "ü", " ")  # fmt: skip
+           "\x1b[0;36m", "\r", "2026-01-02T03:04:05Z ", "Ma", "█", "[tag] ", "ü", " ",
+           "WARNING 01-02 ٠3:04:05 [a.py:1] ", "INFO ٠١-02 03:04:05 [x.py:1] Starting ", "٣")  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)

@@ -97,6 +97,25 @@ stripped again; or a record's level whose source runs past `_SOURCE_MAX` (sorted
 with its level and a space)."""
 
 
+_ASCII_STAMP = _STAMP.replace(
+    r" \d\d-\d\d \d\d:\d\d:\d\d", " [0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]"
+)
+"""`_STAMP` with its date and time in ASCII digits: `re` tests a class of ten characters
+faster than Unicode's decimal digits (the scan 4% less on the corpus tails)."""
+_LONG_SOURCE = rf"(?=\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+|) \[[^\]\n\r]{{{_SOURCE_MAX + 1}}})"
+"""`_SORT_ME`'s last branch's lookahead: a record whose source runs past `_SOURCE_MAX`."""
+assert _LONG_SOURCE in _SORT_ME
+_SORT_ME_ASCII = _SORT_ME.replace(
+    _LONG_SOURCE,
+    _LONG_SOURCE[:-1]
+    + r"|(?![0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9])\d\d-\d\d \d\d:\d\d:\d\d)",
+)
+"""`_SORT_ME` for a scan that reads stamps in ASCII digits: its last branch captures a
+record's level (a code `Tail` sorts, as `sort_line` reads any digit) where its stamp holds
+a decimal digit that is not ASCII (`٠١-٠٢`), which `_ASCII_STAMP` leaves boring to no
+branch. The last branch, so a line the others capture is captured as the long way does."""
+
+
 def _any_start(starts: tuple[str, ...]) -> str:
     """An expression for any of `starts`, grouped by first character (a branch per
     character the engine rejects at once, not a branch per string)."""
@@ -145,13 +164,14 @@ def _compile(starts: str | tuple[str, ...], untagged: bool) -> re.Pattern[str]:
     the tag's three alternatives again (the scan 5% less on the corpus tails). The same
     matches: each branch of the long way is one of these, and a boring line's match ends
     on its line either way (no class or literal in them takes a newline), so `findall`
-    resumes at the same newline."""
+    resumes at the same newline. A record's stamp is read in ASCII digits
+    (`_ASCII_STAMP`); one in other decimal digits is sorted (`_SORT_ME_ASCII`)."""
     ahead = starts if isinstance(starts, str) else _any_start(starts)
     skip_at = f"(?:{_FRAME_AT}|{_TORCH_AT})"
     levels = (
-        f"(?:INFO|DEBUG){_STAMP}(?!{ahead})"
-        + f"|(?:WARNING|WARN){_STAMP}"
-        + f"|(?:ERROR|CRITICAL){_STAMP}{_FRAME_AT}"
+        f"(?:INFO|DEBUG){_ASCII_STAMP}(?!{ahead})"
+        + f"|(?:WARNING|WARN){_ASCII_STAMP}"
+        + f"|(?:ERROR|CRITICAL){_ASCII_STAMP}{_FRAME_AT}"
     )
     boring = (
         (rf"\x01(?:{skip_at}|{levels})|" if untagged else "")
@@ -163,7 +183,8 @@ def _compile(starts: str | tuple[str, ...], untagged: bool) -> re.Pattern[str]:
         + rf"{skip_at}|[^()\n\r]{{0,300}}\) ?(?:{levels}))"
         + f"|{skip_at}|{levels}"
     )
-    sort_me = _SORT_ME.replace(r"|(?:\(", r"|(?:\x01|\(") if untagged else _SORT_ME
+    sort_me = _SORT_ME_ASCII
+    sort_me = sort_me.replace(r"|(?:\(", r"|(?:\x01|\(") if untagged else sort_me
     pattern = _CONCERN[(starts, untagged)] = re.compile(
         f"\\n(?:{boring}|(?=({sort_me}|[\\s\\S]))|)"
     )

@@ -61,6 +61,19 @@ def test_an_escaped_corpus_tail_reads_as_the_tail(escape: str) -> None:
     assert not wrong, "\n".join(wrong[:10])
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_an_escaped_tail_a_terminal_wrapped_reads_as_the_tail(width: int) -> None:
+    """Shown in a terminal and copied from it: the long row comes back hard-wrapped."""
+    wrong = []
+    for log_id, tail in list(TAILS.items())[::3]:
+        want = classify(tail).primary.kind
+        for escape, view in ESCAPES.items():
+            got = classify(damages._hard_wrap(width)(view(list(tail)))).primary.kind
+            if got != want:
+                wrong.append(f"{log_id} {escape}: {got} (want {want})")
+    assert not wrong, "\n".join(wrong[:10])
+
+
 def test_evidence_cites_the_row_the_user_handed_over() -> None:
     for log_id, tail in list(TAILS.items())[::7]:
         d = classify(ESCAPES["pretty_json"](list(tail)))
@@ -71,6 +84,8 @@ def test_no_log_vllm_printed_is_taken_for_an_escaped_one() -> None:
     for log_id, tail in TAILS.items():
         for cut in (tail, tail[-MAX_ROWS:], tail[-3:]):
             assert unescaped_rows(cut) is None, log_id
+        for d in damages.DAMAGES:
+            assert unescaped_rows(d.apply(list(tail))) is None, (log_id, d.name)
     for rule in RULES:
         for text in (*rule.examples, *rule.counter_examples):
             assert unescaped_rows(text.splitlines()) is None, rule.id

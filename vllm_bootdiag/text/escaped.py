@@ -53,7 +53,15 @@ def unescaped_rows(rows: Sequence[str]) -> tuple[list[str], list[int], list[bool
     """The rows with each escaped log decoded into the rows it holds, and for each row
     out the index of the row it came from and whether it was decoded; None where no row
     holds one."""
-    if len(rows) > MAX_ROWS or not any(map(_may_hold, rows)):
+    found = _wrapped(rows) if len(rows) > 1 else None
+    if found is not None or len(rows) > MAX_ROWS:
+        return found
+    return _direct(rows)
+
+
+def _direct(rows: Sequence[str]) -> tuple[list[str], list[int], list[bool]] | None:
+    """`unescaped_rows` of rows as they are (at most MAX_ROWS)."""
+    if not any(map(_may_hold, rows)):
         return None
     out: list[str] = []
     origin: list[int] = []
@@ -72,6 +80,26 @@ def unescaped_rows(rows: Sequence[str]) -> tuple[list[str], list[int], list[bool
         return None
     # the last lines, as a worker keeps them (a document may hold thousands)
     return out[-DEFAULT_LINES:], origin[-DEFAULT_LINES:], decoded[-DEFAULT_LINES:]
+
+
+def _wrapped(rows: Sequence[str]) -> tuple[list[str], list[int], list[bool]] | None:
+    """`unescaped_rows` of rows a terminal hard-wrapped (a JSON error field shown in one,
+    then copied): a row as wide as the widest goes on in the next. Looked at only where
+    escaped newlines stand in one of the first or last four rows (vLLM's rows seldom hold
+    one); each row decoded cites the first row its line was wrapped over."""
+    if not any("\\n" in row for row in (*rows[:4], *rows[-4:])):
+        return None
+    width = max(map(len, rows))
+    starts = [0, *(k + 1 for k, row in enumerate(rows[:-1]) if len(row) < width)]
+    if len(starts) > MAX_ROWS or (len(rows) - len(starts) < 2 and len(starts) > 1):
+        return None  # (too many lines; or one row that goes on, not one line wrapped)
+    ends = [*starts[1:], len(rows)]
+    lines = ["".join(rows[a:b]) for a, b in zip(starts, ends, strict=True)]
+    found = _direct(lines)
+    if found is None:
+        return None
+    out, origin, decoded = found
+    return out, [starts[k] for k in origin], decoded
 
 
 def _held(row: str) -> list[str] | None:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vllm_bootdiag.text.damage_check import _LONG_TEXT as LONG
 from vllm_bootdiag.text.damage_check import _holds
 
 NEEDLES = ["[0m", "[0;0m", ":     ", "usage: ", "Traceback (most recent call last)"]
@@ -18,13 +19,16 @@ NEEDLES = ["[0m", "[0;0m", ":     ", "usage: ", "Traceback (most recent call las
 def test_holds_is_in(needle: str, data: st.DataObject) -> None:
     alphabet = st.sampled_from([*set(needle), needle, needle[:-1], "a", "\n"])
     doc = "".join(data.draw(st.lists(alphabet, max_size=60)))
-    for cap in (0, 1, 3, 256):
+    long = doc + "a" * LONG  # (a short text is searched at once)
+    for cap in (0, 1, 3, 64):
         assert _holds(doc, needle, cap) == (needle in doc)
+        assert _holds(long, needle, cap) == (needle in long)
 
 
 @pytest.mark.parametrize("needle", NEEDLES)
 def test_past_the_cap(needle: str) -> None:
-    many = needle[0] * 300 + "x" + needle[:-1]
+    many = needle[0] * 300 + "x" + needle[:-1] + "a" * LONG
     assert not _holds(many, needle)
     assert _holds(many + needle, needle)
-    assert _holds(needle[0] * 255 + needle, needle) and _holds(needle + needle[0] * 300, needle)
+    assert _holds(needle[0] * 63 + needle + "a" * LONG, needle)
+    assert _holds(needle + needle[0] * 300 + "a" * LONG, needle)

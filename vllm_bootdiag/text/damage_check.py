@@ -245,10 +245,13 @@ def _frames_damaged(doc: str, heads: dict[str, bool]) -> bool:
     return False
 
 
-def _holds(doc: str, needle: str, cap: int = 256) -> bool:
-    """`needle in doc`, tried at each of its first character (found at memchr speed) while
-    they are few, then searched for (release's edit: a search costs a pass of ~1 ns a
-    character, 2-5 ms over a reflowed 6.5 MB line that holds a `[`, a `T` or a `:` or two)."""
+def _holds(doc: str, needle: str, cap: int = 64) -> bool:
+    """`needle in doc`; in a long text tried at each of its first character (found at memchr
+    speed) while they are few, then searched for (release's edit: a search costs a pass of
+    ~1 ns a character, 2-5 ms over a reflowed 6.5 MB line that holds a `[`, a `T` or a `:` or
+    two; a corpus tail's hundreds of `:` and `u` cost the tries more than the search)."""
+    if len(doc) < _LONG_TEXT:
+        return needle in doc
     c = needle[0]
     p = doc.find(c)
     for _ in range(cap):

@@ -132,9 +132,27 @@ def _offset(tail: Tail, index: int) -> int:
     return len(tail.doc) - sum(map(len, lines[index:])) - (len(lines) - index)
 
 
-def _one_pid_before(doc: str, end: int) -> bool | None:
+def _one_pid_before(
+    doc: str, end: int, untagged: tuple[str, tuple[str, ...]] | None = None
+) -> bool | None:
     """Whether `doc[:end]` holds an API server's tag (False: none), where every such tag
-    names one pid; None where two pids may differ, or a tag is not closed on its line."""
+    names one pid; None where two pids may differ, or a tag is not closed on its line.
+
+    `untagged`: `Joined.untagged` of `doc` (the tags that start lines taken off). Where it
+    holds one API server's tag at most and its text none, every such tag in `doc` is that
+    one at a line's start (a tag holds no `(` but its first, and no newline), so one search
+    for it answers, not the two counts below (`_one_pid_before_long`, held equal by
+    tests/test_boots_one_pid.py)."""
+    if untagged is not None and "\x1b" not in doc:  # (then its text is `doc`'s, tags off)
+        text, tags = untagged
+        api = [tag for tag in tags if tag.startswith(_API_TAG)]
+        if len(api) <= 1 and _API_TAG not in text:
+            return bool(api) and doc.find(api[0], 0, end) >= 0
+    return _one_pid_before_long(doc, end)
+
+
+def _one_pid_before_long(doc: str, end: int) -> bool | None:
+    """`_one_pid_before` by the tags in `doc` alone: the first, and whether each names its pid."""
     at = doc.find(_API_TAG, 0, end)
     if at < 0:
         return False
@@ -194,7 +212,7 @@ def find(tail: Tail, phase_of: dict[str, str | None]) -> Boots:
     # (an import line is no busy line where `phase_of` gives it no phase)
     if edge > 0 and len(tail.doc) <= _WIDE_TEXT and phase_of.get("import") in _QUIET_PHASES:
         at = _offset(tail, edge)
-        tagged = _one_pid_before(tail.doc, at)
+        tagged = _one_pid_before(tail.doc, at, tail.untagged)
         if tagged is not None:
             found = _walk(tail, phase_of, _import_lines(tail, edge, at), first, edge, tagged)
             if found is not None:

@@ -377,6 +377,12 @@ class Tail:
         return self._joined.usages if self._joined is not None else None
 
     @property
+    def untagged(self) -> tuple[str, tuple[str, ...]] | None:
+        """The text with the process tags that start its lines taken off, and those tags,
+        where the clean-tail check made it (`Joined.untagged`); None otherwise."""
+        return self._joined.untagged if self._joined is not None else None
+
+    @property
     def plain_lines(self) -> list[str] | None:
         """Each line without colour codes, when the clean-tail check made them (a long
         tail's, see `Joined.plain_lines`); None otherwise."""

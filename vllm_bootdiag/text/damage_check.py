@@ -194,10 +194,12 @@ def _damaged(joined: Joined) -> bool:
         return True
     doc = joined.plain
     heads: dict[str, bool] = {}
+    if len(doc) < 65536 and _records_damaged(doc, heads, tagged):
+        return True  # (a run-on line, the commonest damage, is settled by the records first)
     return (
         _frames_damaged(doc, heads)
         or _raw_damaged(doc, heads)
-        or _records_damaged(doc, heads, tagged)
+        or (len(doc) >= 65536 and _records_damaged(doc, heads, tagged))
     )
 
 

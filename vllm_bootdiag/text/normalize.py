@@ -23,6 +23,8 @@ from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .escaped import NAME as ESCAPED_LOG
 from .escaped import unescaped_rows
+from .invisible import NAME as INVISIBLE_CHARACTERS
+from .invisible import holds_invisible, strip_invisible
 from .joined import Joined
 from .line_numbers import NAME as LINE_NUMBERS
 from .line_numbers import strip_line_numbers
@@ -63,6 +65,7 @@ class Repair(NamedTuple):
 
 
 STEPS: tuple[Repair, ...] = (
+    Repair("invisible_characters", "zero-width spaces, joiners and soft hyphens a paste put in"),
     Repair("escaped_log", "a log handed over as one escaped string: a JSON field, a list's repr"),
     Repair("line_numbers", "line numbers `cat -n`, `nl` or `less -N` put in front of every row"),
     Repair("no_break_spaces", "no-break spaces a web page or chat client pasted for spaces"),
@@ -246,6 +249,13 @@ def normalize_rows(
     joined, when the caller hands it on to triage (one colour-code strip for both).
     `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
     caller that then reads `raw` itself."""
+    if joined is None:
+        joined = Joined.of(raw)
+    if holds_invisible(joined.doc):  # (O(1) for an ASCII text: a flag)
+        rows, changed = strip_invisible(raw)
+        return _pre_repaired(
+            rows, range(len(rows)), changed, INVISIBLE_CHARACTERS, first_line, lookahead
+        )
     escaped = unescaped_rows(raw)  # (one length test for a tail of more than a few rows)
     if escaped is not None:
         return _pre_repaired(*escaped, ESCAPED_LOG, first_line, lookahead)
@@ -254,8 +264,6 @@ def normalize_rows(
         rows, changed = numbered
         return _pre_repaired(rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead)
     ran: set[str] = set()
-    if joined is None:
-        joined = Joined.of(raw)
     damaged, slow = _check(joined)
     if not damaged:
         if lookahead and len(raw) > 1 and slow != []:  # (only a slow row can go on another)

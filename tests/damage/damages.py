@@ -183,6 +183,13 @@ class Result:
         return self.kind == self.clean_kind and not self.wrong_numbers
 
 
+def answer(lines: Lines) -> tuple[object, ...]:
+    """What a repair must keep of a tail's classification: the kind, vLLM's numbers, the
+    version and the phase."""
+    d = classify(lines)
+    return (d.primary.kind, numbers(d.primary), d.vllm_version, d.phase)
+
+
 def numbers(outcome: object) -> dict[str, object]:
     """The numbers an outcome carries (ints and floats, None left out)."""
     fields = type(outcome).model_fields  # type: ignore[attr-defined]

@@ -162,6 +162,7 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("stage_tag", _prefix("[Stage-0] ")),
     Damage("no_break_spaces", no_break_spaces),
     Damage("cat_n", cat_n),
+    Damage("code_block", _prefix("    ")),  # markdown's code block by indentation
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

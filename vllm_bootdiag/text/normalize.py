@@ -23,6 +23,8 @@ from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .escaped import NAME as ESCAPED_LOG
 from .escaped import unescaped_rows
+from .indented import NAME as INDENTED
+from .indented import strip_indent
 from .invisible import NAME as INVISIBLE_CHARACTERS
 from .invisible import holds_invisible, strip_invisible
 from .joined import Joined
@@ -68,6 +70,7 @@ STEPS: tuple[Repair, ...] = (
     Repair("invisible_characters", "zero-width spaces, joiners and soft hyphens a paste put in"),
     Repair("escaped_log", "a log handed over as one escaped string: a JSON field, a list's repr"),
     Repair("line_numbers", "line numbers `cat -n`, `nl` or `less -N` put in front of every row"),
+    Repair("indented", "an indent in front of every row: a markdown code block, a quoted mail"),
     Repair("no_break_spaces", "no-break spaces a web page or chat client pasted for spaces"),
     Repair("json_file", "docker's json-file driver: the line is a JSON record around the text"),
     Repair("code_fence", "markdown code fences and <details> markup around a pasted log"),
@@ -264,6 +267,10 @@ def normalize_rows(
     if numbered is not None:
         rows, changed = numbered
         return _pre_repaired(rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead)
+    indented = strip_indent(raw)  # (two tests where an end row starts at its first column)
+    if indented is not None:
+        rows, changed = indented
+        return _pre_repaired(rows, range(len(rows)), changed, INDENTED, first_line, lookahead)
     ran: set[str] = set()
     damaged, slow = _check(joined)
     if not damaged:

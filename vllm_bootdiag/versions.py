@@ -17,7 +17,11 @@ from packaging.version import InvalidVersion, Version
 
 from .text.wrappers import Lazy
 
-_VERSION = r"v?(?P<version>\d+\.\d+(?:\.\d+)*(?:(?:rc|a|b|\.post|\.dev)\d+)*(?:\+[\w.]+)?)"
+_VERSION = r"v?(?P<version>\d+\.\d+(?:\.\d+)*+(?:(?:rc|a|b|\.post|\.dev)\d+)*+(?:\+[\w.]+)?)"
+"""A release's version. Its repeats are possessive (the `regex` module's `*+`): what one
+gives back no later part can use (`.post`, `.dev` and `+` are no `.<digits>`), and the
+`regex` module's backtracking through them was quadratic where the match then fails (a
+banner's `version` before 16 KB of `1.`: 0.1 s, 32 KB 0.4 s; now linear)."""
 
 _DETECTORS = (
     Lazy(r"vLLM API server version " + _VERSION),

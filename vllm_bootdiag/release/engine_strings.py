@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from .. import versions
 from .sources import Release
 
@@ -163,7 +165,7 @@ class _Rendered:
 
     def find(self, pattern: str) -> tuple[str, ...]:
         found: dict[str, None] = {}
-        for m in re.finditer(pattern, self.text, re.MULTILINE):
+        for m in regex.finditer(pattern, self.text, regex.MULTILINE):  # (the detectors' `*+`)
             t = self.release.templates[bisect_right(self.starts, m.start()) - 1]
             found[t.location] = None
         return tuple(found)

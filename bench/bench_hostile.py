@@ -1,12 +1,13 @@
-"""Benchmark: classify on hostile 16 KB rows of every short repeated unit, after five heads.
+"""Benchmark: classify on hostile 16 KB rows of every short repeated unit, after six heads.
 
 Run: python bench/bench_hostile.py [--limit-ms 50] [--rows 400] [--repeat 3] [--units UNIT ...]
-     [--all] [--shapes-only]      (~1 min; --all with --rows 40: a few minutes)
+     [--all] [--shapes-only] [--heads HEAD ...]      (~1 min; --all with --rows 40: a few minutes)
 
 bench_classify.py times 27 chosen 400 x 16 KB shapes; this one sweeps what nobody chose.
 Every row is one short unit repeated to 16 KB (each row shifted and numbered, so no two rows
 of a tail are equal), alone or in the place a real line puts a message: after an ERROR
-record, after a Python exception line, inside an ERROR record, inside a tagged record. The
+record, after a Python exception line, inside an ERROR record, inside one a code block indented
+(the `indented` step takes the indent off first), inside a tagged record. The
 units are every character of a set of 44 that patterns stop at (letters of both cases,
 digits, punctuation, blanks, a block character, an accented letter, ESC), every pair of
 them (--all; ~8,000 cases: minutes with --rows 40), and ~60 longer pieces of vLLM's own lines
@@ -59,6 +60,7 @@ HEADS: dict[str, Callable[[str, int], list[str]]] = {
     ],
     "after_exc": lambda u, n: [x for i in range(n // 2) for x in ("ValueError: boom", _row(u, i))],
     "in_record": lambda u, n: ["ERROR 01-02 03:04:05 [a.py:1] " + _row(u, i) for i in range(n)],
+    "indented": lambda u, n: ["    ERROR 01-02 03:04:05 [a.py:1] " + _row(u, i) for i in range(n)],
     "tagged": lambda u, n: [
         "(EngineCore_DP0 pid=1) ERROR 01-02 03:04:05 [a.py:1] " + _row(u, i) for i in range(n)
     ],
@@ -243,6 +245,7 @@ def main() -> int:
     ap.add_argument("--all", action="store_true", help="every pair of characters too")
     ap.add_argument("--units", nargs="*", help="these units only (Python escapes read)")
     ap.add_argument("--shapes-only", action="store_true", help="the multi-line shapes only")
+    ap.add_argument("--heads", nargs="*", choices=list(HEADS), help="these heads only")
     args = ap.parse_args()
     chosen = (
         []
@@ -255,7 +258,7 @@ def main() -> int:
     )
     results = []
     for unit in chosen:
-        for head in HEADS:
+        for head in args.heads or HEADS:
             ms = per_400_rows(unit, head, args.rows, args.repeat)
             results.append((ms, head, unit))
             if ms > args.limit_ms:

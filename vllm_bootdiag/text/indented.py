@@ -48,15 +48,15 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     head, end = rows[0][:1], rows[-1][:1]
     if (head and head not in _BLANKS) or (end and end not in _BLANKS):
         return None  # (most tails: a row at either end starts at its first column)
-    first = next((r for r in rows if r.strip()), None)
+    first = next((r for r in rows if r and not r.isspace()), None)
     if first is None or first[:1] not in _BLANKS:
         return None
-    last = next(r for r in reversed(rows) if r.strip())
+    last = next(r for r in reversed(rows) if r and not r.isspace())
     if last[:1] not in _BLANKS:
         return None
     indent = first[: len(first) - len(first.lstrip(_BLANKS))]
     for row in rows:
-        if not row.startswith(indent) and row.strip():
+        if not row.startswith(indent) and row and not row.isspace():
             # the blanks all rows share: a prefix of this one's (never past its text)
             lead = row[: len(row) - len(row.lstrip(_BLANKS))]
             n = 0
@@ -66,7 +66,7 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
             if not indent:
                 return None
     cut = len(indent)
-    out = [row[cut:] if row.strip() else "" for row in rows]
+    out = ["" if row.isspace() else row[cut:] for row in rows]  # (no copy made to test)
     if not any(map(_TOP.match, out)):
         return None
     return out, [a != b for a, b in zip(rows, out, strict=True)]

@@ -119,14 +119,15 @@ def test_corpus_rows_and_their_damaged_copies_are_judged_as_the_plain_statement(
     assert seen > 10_000
 
 
-def _rejoin_plain(
-    lines: Sequence[rejoin.Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+def _join_plain(
+    lines: Sequence[rejoin.Row],
+    raw: Sequence[str],
+    base: int,
+    layout: rejoin.Layout,
+    reflow: bool,
 ) -> tuple[Sequence[rejoin.Row], set[str]]:
-    """`rejoin._rejoin` as it was written: the same layout, each joined line copied for each
-    row it takes (the join loop is what changed)."""
-    layout = rejoin._layout(lines, raw, base, slow)
-    if layout is None:
-        return lines, set()
+    """`rejoin._join` as it was written: each joined line copied for each row it takes (the
+    join loop is what changed)."""
     out: list[rejoin.Row] = []
     ran: set[str] = set()
     done = 0
@@ -139,7 +140,7 @@ def _rejoin_plain(
         if rejoin._follows(prev, line):
             width = len(raw[prev[2] - base])
             name, sep = rejoin._join_text(
-                prev[0], line[0], width, layout.wide, layout.hard, layout.soft
+                prev[0], line[0], width, layout.wide, layout.hard, layout.soft, reflow=reflow
             )
         if name:
             repairs = tuple(dict.fromkeys((*prev[3], *line[3], name)))
@@ -176,21 +177,22 @@ def _cases() -> list[list[str]]:
 
 def test_the_rejoin_joins_as_it_did() -> None:
     """The rows as read and as the per-line steps left them: the same lines, the same
-    steps named, each joined line the same text."""
+    steps named, each joined line the same text (both ways the rejoin joins them: wrapped
+    rows only, the first of its two reads, and reflowed errors too)."""
     joined = 0
     for lines in _cases():
         if len(lines) < 2:
             continue
-        rows = rejoin.ReadRows(lines, 1)
-        new, ran = rejoin._rejoin(rows, lines, 1)
-        old, ran_old = _rejoin_plain(rows, lines, 1)
-        assert (list(new), ran) == (list(old), ran_old)
-        listed = list(rows)
-        new, ran = rejoin._rejoin(listed, lines, 1)
-        old, ran_old = _rejoin_plain(listed, lines, 1)
-        assert (list(new), ran) == (list(old), ran_old)
-        joined += bool(ran)
-    assert joined > 50
+        for rows in (rejoin.ReadRows(lines, 1), list(rejoin.ReadRows(lines, 1))):
+            layout = rejoin._layout(rows, lines, 1)
+            if layout is None:
+                continue
+            for reflow in (False, True):
+                new, ran = rejoin._join(rows, lines, 1, layout, reflow)
+                old, ran_old = _join_plain(rows, lines, 1, layout, reflow)
+                assert (list(new), ran) == (list(old), ran_old)
+                joined += bool(ran) and reflow
+    assert joined > 100
 
 
 def test_many_rows_that_go_on_one_error_stay_linear() -> None:

@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vllm_bootdiag import Diagnosis, classify
+from vllm_bootdiag import Diagnosis, classify, logtail
 
 Lines = list[str]
 
@@ -29,6 +29,9 @@ class Damage:
     """Only the last `window` lines survive it (None: every line does)."""
     lossy: bool = False
     """Text is lost, so numbers are compared only where the damaged result has one."""
+    rows: bool = False
+    """It makes rows of each line (a wrap) and can make more than `classify` reads (the last
+    400): the clean answer it must keep is then that of the lines whose rows are all read."""
 
 
 def _hard_wrap(width: int) -> Callable[[Lines], Lines]:
@@ -36,6 +39,14 @@ def _hard_wrap(width: int) -> Callable[[Lines], Lines]:
         return [line[i : i + width] for line in lines for i in range(0, max(len(line), 1), width)]
 
     return wrap
+
+
+def _twice(
+    first: Callable[[Lines], Lines], then: Callable[[Lines], Lines]
+) -> Callable[[Lines], Lines]:
+    """A paste wrapped twice: a terminal's wrapped rows (`first`) copied into an e-mail or a
+    ticket that wraps them again (`then`)."""
+    return lambda lines: then(first(lines))
 
 
 def _fold(width: int) -> Callable[[Lines], Lines]:
@@ -163,6 +174,8 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("no_break_spaces", no_break_spaces),
     Damage("cat_n", cat_n),
     Damage("code_block", _prefix("    ")),  # markdown's code block by indentation
+    Damage("wrap120_wrap80", _twice(_hard_wrap(120), _hard_wrap(80)), rows=True),
+    Damage("wrap100_wrap72", _twice(_hard_wrap(100), _hard_wrap(72)), rows=True),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 
@@ -211,8 +224,24 @@ def survives(clean: Diagnosis, n_lines: int, damage: Damage) -> bool:
     return any(line > n_lines - damage.window for line in lines)
 
 
+def lines_read(lines: Lines, damage: Damage) -> Lines:
+    """The lines whose rows are all among the last 400 that `classify` reads of the damaged
+    copy (every line, for a damage that is not `rows`)."""
+    if not damage.rows:
+        return lines
+    made = 0
+    for k in range(len(lines) - 1, -1, -1):
+        made += len(damage.apply([lines[k]]))
+        if made > logtail.DEFAULT_LINES:
+            return lines[k + 1 :]
+    return lines
+
+
 def check(lines: Lines, damage: Damage, clean: Diagnosis) -> Result:
     damaged = classify(damage.apply(list(lines)))
+    read = lines_read(lines, damage)
+    if len(read) < len(lines):
+        clean = classify(read)
     want, got = numbers(clean.primary), numbers(damaged.primary)
     if damage.lossy:
         wrong = tuple(k for k, v in got.items() if k in want and want[k] != v)

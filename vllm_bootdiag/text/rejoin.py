@@ -9,11 +9,12 @@ what the clean-tail check found) are looked at, in one forward pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
 from operator import itemgetter
 from typing import NamedTuple, overload
 
+from .cut_runs import blank_pieces, cuts_a_run
 from .error_rows import _LEAD, _is_error, _may_be_error
 from .row_scan import slow_rows as _slow_rows
 from .row_starts import _STRONG_START, _starts
@@ -29,7 +30,7 @@ _CONTINUES = Lazy(
 )
 """How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
 the rule examples and the corpus): after an error line, such a row goes on with it."""
-_ROUND_WIDTHS = frozenset((80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
+_ROUND_WIDTHS = frozenset((72, 80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
 """Terminal widths: with one full row only, a row this long was cut by a terminal
 (mid-word); any other length, by an editor at a word break."""
 
@@ -119,6 +120,27 @@ def _width_matters(
     return False
 
 
+def _wrapped_again(
+    texts: Sequence[str],
+    slow: list[int],
+    before: list[int],
+    width_of: Callable[[int], int],
+    width: int,
+    editor: int,
+) -> int:
+    """How many slow rows that would count as an editor's (their first word would not fit
+    after the row before) go on a terminal's row wrapped again: a full row and the short one
+    after it make a row of another terminal's width (a 100-column terminal's rows, cut again
+    at 72: 72 and 28), and a row after them goes on it, as the second rejoin reads them."""
+    n = 0
+    for k, w in zip(slow, before, strict=True):
+        if w < width and w + width in _ROUND_WIDTHS and k >= 2 and width_of(k - 2) == width:
+            row = texts[k]
+            if w + 1 + _first_word(row) > editor and not _STRONG_START.match(row):
+                n += not _STRONG_START.match(texts[k - 1]) and not _starts(row)
+    return n
+
+
 class ReadRows(Sequence[Row]):
     """A clean tail's rows, each made when read (`raw[k]`, numbered from `base`): the rejoin
     reads a few of them, and copies them all only once a row goes on its predecessor."""
@@ -161,16 +183,25 @@ class Layout(NamedTuple):
 
 
 def _layout(
-    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+    lines: Sequence[Row],
+    raw: Sequence[str],
+    base: int,
+    slow: list[int] | None = None,
+    runs: bool = False,
 ) -> Layout | None:
     """The rows' layout, or None where no row goes on its predecessor (a terminal wraps at
     exactly its width W, the longest row; an editor at word breaks, at the longest row that
-    has one: see `_rejoin`)."""
+    has one: see `_rejoin`). `runs`: the rows that go on a run of blanks cut
+    (`cut_runs`) are looked for whatever the layout (the second read of a log wrapped
+    twice, where they may be the only rows that go on another); else only in a terminal's."""
     # a clean tail's rows as read: row k is raw[k], its text and its width
     clean = isinstance(lines, ReadRows) and lines.raw is raw and lines.base == base
     texts: Sequence[str] = raw if clean else list(map(itemgetter(0), lines))
     if slow is None:
         slow = _slow_rows(texts)
+    if runs:
+        read = raw if clean else [len(raw[row[2] - base]) for row in lines]
+        slow = sorted({*slow, *blank_pieces(texts, read, max(map(len, raw), default=0))})
     if not slow:
         return None
     longest = max(raw, key=len, default="")
@@ -188,19 +219,33 @@ def _layout(
     if 40 <= editor <= 300 and _width_matters(texts, slow, before, width, editor):
         widths = map(len, raw) if clean else [lengths[row[2] - base] for row in lines]
         capped = width <= 300
-        for w, row in zip(widths, islice(texts, 1, None), strict=False):  # (one row less)
+        for w, prev, row in zip(widths, texts, islice(texts, 1, None), strict=False):
             if not (capped and w == width) and w + 1 + len(row) <= editor:
                 continue  # neither test below can hold (a first word is at most the row)
-            if w == width <= 300 and not _STRONG_START.match(row):
+            if w == width <= 300 and (not _STRONG_START.match(row) or cuts_a_run(prev, row)):
                 full += 1
             elif w + 1 + _first_word(row) > editor and not _starts(row):
                 fits += 1
+        if full and fits and width in _ROUND_WIDTHS:
+            width_of = (lambda i: len(raw[i])) if clean else (lambda i: lengths[lines[i][2] - base])
+            inner = _wrapped_again(texts, slow, before, width_of, width, editor)
+            full, fits = full + inner, fits - inner
     # A terminal breaks rows at exactly W only; an editor's rows reach W by chance.
     hard = full >= 2 and full > fits and (width in _ROUND_WIDTHS or full >= 4)
     soft = not hard and editor <= 200 and fits + full >= 2
     if not hard and not soft and not 40 <= width <= 300:
         width = -1  # no row is full
     wide = editor if soft else width
+    if hard and not runs:
+        read = raw if clean else [lengths[row[2] - base] for row in lines]
+        blanks = blank_pieces(texts, read, width)
+        if blanks:
+            slow = sorted({*slow, *blanks})
+            before = (
+                [len(raw[k - 1]) for k in slow]
+                if clean
+                else [lengths[lines[k - 1][2] - base] for k in slow]
+            )
     # (until a row goes on its predecessor, each predecessor is a row read: a clean tail's
     # rows follow each other with no repair, so only their texts and widths are read)
     for k, w in zip(slow, before, strict=True):
@@ -212,7 +257,11 @@ def _layout(
 
 
 def _rejoin(
-    lines: Sequence[Row], raw: Sequence[str], base: int, slow: list[int] | None = None
+    lines: Sequence[Row],
+    raw: Sequence[str],
+    base: int,
+    slow: list[int] | None = None,
+    again: bool = True,
 ) -> tuple[Sequence[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
@@ -225,9 +274,21 @@ def _rejoin(
     are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
     found them already).
     """
-    layout = _layout(lines, raw, base, slow)
+    layout = _layout(lines, raw, base, slow, not again)
     if layout is None:
         return lines, set()
+    if again:
+        out, ran = _join(lines, raw, base, layout, False)
+        if ran:
+            again_out, again_ran = _rejoin_rows(out)
+            return again_out, ran | again_ran
+    return _join(lines, raw, base, layout, True)
+
+
+def _join(
+    lines: Sequence[Row], raw: Sequence[str], base: int, layout: Layout, reflow: bool
+) -> tuple[list[Row], set[str]]:
+    """The rows of `layout` joined; `reflow`: errors a paste reflowed too."""
     wide, hard, soft = layout.wide, layout.hard, layout.soft
     out: list[Row] = []
     ran: set[str] = set()
@@ -249,10 +310,10 @@ def _rejoin(
             held, lead, worded = True, -1, False
         done = k + 1
         line = lines[k]
-        if lead < 0:  # (most lines start otherwise: no match to make)
+        if lead < 0 and reflow:  # (most lines start otherwise: no match to make)
             lead = _LEAD.match(text).end() if text[:1] in _LEADS else 0  # type: ignore[union-attr]
         name, sep = (
-            _join_text(text, line[0], len(raw[last - base]), wide, hard, soft, lead, worded)
+            _join_text(text, line[0], len(raw[last - base]), wide, hard, soft, lead, worded, reflow)
             if _follows((text, first, last, repairs), line)
             else ("", "")
         )
@@ -265,8 +326,9 @@ def _rejoin(
             text += line[0]
             last = line[2]
             ran.add(name)
-            if lead == grown or (
-                text.startswith("\x1b", lead) and _PART_CODE.fullmatch(text, lead, grown)
+            if lead >= 0 and (
+                lead == grown
+                or (text.startswith("\x1b", lead) and _PART_CODE.fullmatch(text, lead, grown))
             ):
                 lead = -1  # (the line so far was its lead, or ended in a cut code: read again)
         else:
@@ -277,6 +339,28 @@ def _rejoin(
         out.append((text, first, last, repairs))
     out.extend(lines[done:])
     return out, ran
+
+
+def _rejoin_rows(rows: list[Row]) -> tuple[list[Row], set[str]]:
+    """The rows a first rejoin made, rejoined once more, each read as a row of its own:
+    a paste wrapped twice (a terminal's rows, wrapped again by an e-mail or a ticket at
+    another width) comes back from the first rejoin as the first wrap's rows."""
+    numbers: list[int] = []
+    n = -1
+    prev = -2
+    for row in rows:
+        n += 1 if row[1] == prev + 1 else 2  # (a gap where the rows were not read in a run)
+        numbers.append(n)
+        prev = row[2]
+    texts = [""] * (n + 1)
+    for row, k in zip(rows, numbers, strict=True):
+        texts[k] = row[0]
+    renumbered = [(row[0], k, k, row[3]) for row, k in zip(rows, numbers, strict=True)]
+    joined, ran = _rejoin(renumbered, texts, 0, again=False)
+    if not ran:
+        return rows, ran
+    at = dict(zip(numbers, rows, strict=True))
+    return [(t, at[f][1], at[z][2], r) for t, f, z, r in joined], ran
 
 
 _LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
@@ -300,12 +384,15 @@ def _join_text(
     soft: bool,
     lead: int = -1,
     worded: bool = False,
+    reflow: bool = True,
 ) -> tuple[str, str]:
     """(repair name, separator) when row `row` continues `prev_text`, the rows read one after
     the other (`_follows`); ("", "") when it does not; `lead`: see
     `_is_error`; `worded`: `prev_text` is known to hold an error word (`_may_be_error`, a
     test only for speed, is not asked again: a line grown over 400 rows behind 12 KB of
     colour codes was searched for its words after each)."""
+    if hard and prev_width == width and cuts_a_run(prev_text, row):
+        return "rejoin_wrapped", ""  # (a run of blanks cut: see `cut_runs`)
     if prev_width == width and not soft and not _STRONG_START.match(row):
         if hard:
             return "rejoin_wrapped", ""
@@ -316,6 +403,6 @@ def _join_text(
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
     if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
         return "rejoin_wrapped", " "
-    if (worded or _may_be_error(prev_text)) and _continues(prev_text, row, lead):
+    if reflow and (worded or _may_be_error(prev_text)) and _continues(prev_text, row, lead):
         return "rejoin_reflowed", " "
     return "", ""

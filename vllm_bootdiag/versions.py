@@ -7,48 +7,54 @@ the engine's `Initializing a V1 LLM engine (vX)`), or from the caller.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-import regex
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .text.wrappers import Lazy
+_VERSION = (
+    r"v?(?P<version>[0-9]+\.[0-9]+(?:\.[0-9]+)*(?:(?:rc|a|b|\.post|\.dev)[0-9]+)*"
+    r"(?:\+[A-Za-z0-9_.]+)?)"
+)
+"""A release's version (PEP 440's digits and local label are ASCII). Searched with `re`,
+whose backtracking through its repeats is linear where the match then fails (the `regex`
+module's was quadratic: a banner's `version` before 16 KB of `1.` took 0.1 s, 32 KB 0.4 s;
+tests/test_version_detect_linear.py holds it at 64 KB)."""
+_SPACE = r"[^\S\x1c-\x1f]"
+"""Whitespace as the `regex` module read it here before (`re` also counts the four
+separator controls \x1c-\x1f as whitespace)."""
 
-_VERSION = r"v?(?P<version>\d+\.\d+(?:\.\d+)*+(?:(?:rc|a|b|\.post|\.dev)\d+)*+(?:\+[\w.]+)?)"
-"""A release's version. Its repeats are possessive (the `regex` module's `*+`): what one
-gives back no later part can use (`.post`, `.dev` and `+` are no `.<digits>`), and the
-`regex` module's backtracking through them was quadratic where the match then fails (a
-banner's `version` before 16 KB of `1.`: 0.1 s, 32 KB 0.4 s; now linear)."""
+
+class _Detector:
+    """One detector, compiled by `re` on its first search: compiling the four at import
+    would cost 5 ms, and `re` searches a line in about half the `regex` module's time."""
+
+    search: Callable[[str], re.Match[str] | None]
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "search":
+            raise AttributeError(name)
+        self.search = re.compile(self.pattern).search
+        return self.search
+
 
 _DETECTORS = (
-    Lazy(r"vLLM API server version " + _VERSION),
-    Lazy(r"Initializing an? (?:V\d )?LLM engine \(" + _VERSION + r"\)"),
-    Lazy(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
-    # The ASCII-art banner (0.2x+): block characters, then `version 0.32.0`.
-    Lazy(r"[█▀▄]\s+version\s+" + _VERSION + r"\s*$"),
+    _Detector(r"vLLM API server version " + _VERSION),
+    _Detector(r"Initializing an? (?:V[0-9] )?LLM engine \(" + _VERSION + r"\)"),
+    _Detector(r"\bvLLM (?:server )?version[: ]+" + _VERSION),
+    # The ASCII-art banner (0.2x+): block characters, then `version 0.32.0`. (`re` finds the
+    # block characters in C: a banner costs it less than matching at each `version` did.)
+    _Detector(r"[█▀▄]" + _SPACE + r"+version" + _SPACE + r"+" + _VERSION + _SPACE + r"*$"),
 )
 _NEEDS = ("vLLM API server version ", "LLM engine (", "vLLM ", "version")
 """A literal each of `_DETECTORS` cannot match without: a line that lacks it is not
 searched by that pattern."""
-_BANNER_AT = Lazy(r"(?<=[█▀▄]\s+)version\s+" + _VERSION + r"\s*$")
-"""The banner's detector, matched where `version` starts (its block characters looked
-behind): the search tries every block character of the banner, this each `version`."""
-
-
-def _banner(line: str) -> regex.Match[str] | None:
-    """`_DETECTORS[-1].search(line)`'s version: the match starts at the block character
-    whose whitespace ends at a `version`, so trying each `version` from the left finds
-    the same match's group (only the start differs)."""
-    at = line.find("version")
-    while at >= 0:
-        m = _BANNER_AT.match(line, at)
-        if m is not None:
-            return m
-        at = line.find("version", at + 1)
-    return None
 
 
 class Detected(NamedTuple):
@@ -97,7 +103,7 @@ def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
         for k, need in enumerate(_NEEDS):
             if need not in line:
                 continue
-            m = _DETECTORS[k].search(line) if k < 3 else _banner(line)
+            m = _DETECTORS[k].search(line)
             if m:
                 v = parse_version(m["version"])
                 if v is not None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..rules.schema import Rule
+from ..text.logline import strip_codes
 
 Groups = tuple[tuple[str, str], ...]
 """A match's named groups over the rule's constants, sorted by name (what a Hit holds)."""
@@ -46,7 +47,10 @@ def reader(rule: Rule) -> Callable[[str], Groups | None]:
     `Tail.find(rule.literal)` gave: where the literal has no newline it is in the line
     (`find` found it in the line's head, which a literal without one cannot leave), so it
     is not looked for again. Its groups are read by number, names in sorted order, and a pattern
-    that matches one text only is that text found by `in`. tests/test_match_reader.py
+    that matches one text only is that text found by `in`. A pattern reads the line without
+    its colour and cursor codes: vLLM colours only a line's head, but a terminal's capture
+    ends rows in `ESC[K` and a tool may colour whole lines, and a pattern anchored at the
+    message's end (`\\s*$`) fails behind one. tests/test_match_reader.py
     holds it to `Rule.match` on every rule's examples, counter-examples and corpus lines."""
     literal = rule.literal
     check = "\n" in literal
@@ -70,7 +74,7 @@ def reader(rule: Rule) -> Callable[[str], Groups | None]:
     if rule.constants and any(names for _p, _s, names, _n in steps):
         # groups over constants: the long way (a few rules)
         def merged(line: str) -> Groups | None:
-            groups = rule.match(line)
+            groups = rule.match(strip_codes(line) if "\x1b" in line else line)
             return None if groups is None else tuple(sorted(groups.items()))
 
         return merged
@@ -78,6 +82,8 @@ def reader(rule: Rule) -> Callable[[str], Groups | None]:
     def read(line: str) -> Groups | None:
         if check and literal not in line:
             return None
+        if "\x1b" in line:  # (memchr) codes a terminal or a tool put in or after a message
+            line = strip_codes(line)
         for plain, search, names, numbers in steps:
             if search is None:
                 if plain in line:  # type: ignore[operator]

@@ -49,6 +49,24 @@ def test_a_wrapped_tail_then_indented_reads_as_the_wrapped_tail() -> None:
     assert not wrong, wrong
 
 
+_BEFORE = [d for d in damages.DAMAGES if d.name != "code_block" and not d.lossy and not d.window]
+
+
+@pytest.mark.parametrize("damage", _BEFORE, ids=[d.name for d in _BEFORE])
+def test_a_damaged_tail_then_indented_reads_as_the_damaged_tail(damage: damages.Damage) -> None:
+    """A CI page's, journald's or docker's log (a stamp or prefix on every line), a viewer's
+    numbered rows, a terminal's wrap, pasted as a code block: the indent goes, and what is
+    left is read as it would be without it."""
+    indent = damages.BY_NAME["code_block"].apply
+    wrong = []
+    for log_id, tail in list(TAILS.items())[::9]:
+        rows = damage.apply(list(tail))
+        got, want = damages.answer(indent(rows)), damages.answer(rows)
+        if got[:2] != want[:2]:
+            wrong.append(f"{log_id}: {got[0]} (want {want[0]})")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_tail_vllm_printed_nor_another_damage_of_one_is_taken_for_indented() -> None:
     for log_id, tail in TAILS.items():
         assert strip_indent(tail) is None, log_id

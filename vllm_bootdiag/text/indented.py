@@ -9,14 +9,19 @@ is read as one, and the answer is wrong (33 of 33 sampled corpus tails).
 No row tells such an indent from vLLM's own (a frame's two spaces, its code line's
 four), so the tail decides as a whole: every row that is not blank starts with the same
 run of blanks, and once it is taken off, a row starts as only a line of its own does
-(a record, a process tag, a traceback's header). vLLM never indents those, so a tail
-that is all frames and code (its last rows, say) keeps its indent.
+(a record, a process tag, a traceback's header; or a tool's stamp or prefix on every
+line, a json-file record, a viewer's line numbers: a CI or journald log pasted as a code
+block). vLLM never indents those, so a tail that is all frames and code (its last rows,
+say) keeps its indent.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from .line_numbers import strip_line_numbers
+from .wrappers import strip_prefixes
 
 NAME = "indented"
 
@@ -39,6 +44,21 @@ and error lines, a glog record (torch's `W1129 17:22:43.347000 ...`). Each run i
 of `1.` cost an unbounded `[\\w.]+` 1.5 ms a 16 KB row, given back one step at a time)."""
 
 
+_WRAPPED_STARTS = ('{"log"', '{"MESSAGE"', "^[[")
+"""A json-file record's start and a caret-notation colour code: a row of its own too."""
+
+
+def _own_line(row: str) -> bool:
+    """Whether a row starts as only a line of its own does: vLLM's (`_TOP`), or behind a
+    wrapper that tools put on every line (a journald or CI stamp, compose, stern, a quote:
+    a log of those pasted as a code block), or a json-file record."""
+    return bool(
+        _TOP.match(row)
+        or row.startswith(_WRAPPED_STARTS)
+        or (row[:1] > " " and strip_prefixes(row)[1])
+    )
+
+
 def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     """The rows without the indent common to all of them, and which rows changed; None
     where there is none to take off (the common case costs two tests: a tail's first and
@@ -54,6 +74,8 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     last = next(r for r in reversed(rows) if r and not r.isspace())
     if last[:1] not in _BLANKS:
         return None
+    if strip_prefixes(first)[1] or strip_line_numbers(rows) is not None:
+        return None  # the blanks are a wrapper's (`  | `) or a viewer's (`cat -n`) own
     indent = first[: len(first) - len(first.lstrip(_BLANKS))]
     for row in rows:
         if not row.startswith(indent) and row and not row.isspace():
@@ -67,6 +89,6 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
                 return None
     cut = len(indent)
     out = ["" if row.isspace() else row[cut:] for row in rows]  # (no copy made to test)
-    if not any(map(_TOP.match, out)):
+    if not any(map(_own_line, out)) and strip_line_numbers(out) is None:
         return None
     return out, [a != b for a, b in zip(rows, out, strict=True)]

@@ -9,6 +9,7 @@ what the clean-tail check found) are looked at, in one forward pass.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import islice
 from operator import itemgetter
@@ -188,24 +189,26 @@ def _layout(
     base: int,
     slow: list[int] | None = None,
     runs: bool = False,
+    full: int = -1,
 ) -> Layout | None:
     """The rows' layout, or None where no row goes on its predecessor (a terminal wraps at
     exactly its width W, the longest row; an editor at word breaks, at the longest row that
     has one: see `_rejoin`). `runs`: the rows that go on a run of blanks cut
     (`cut_runs`) are looked for whatever the layout (the second read of a log wrapped
-    twice, where they may be the only rows that go on another); else only in a terminal's."""
+    twice, where they may be the only rows that go on another); else only in a terminal's.
+    `full`: a terminal's width the rows were read to have (-1: the longest row's)."""
     # a clean tail's rows as read: row k is raw[k], its text and its width
     clean = isinstance(lines, ReadRows) and lines.raw is raw and lines.base == base
     texts: Sequence[str] = raw if clean else list(map(itemgetter(0), lines))
     if slow is None:
         slow = _slow_rows(texts)
+    longest = max(raw, key=len, default="")
+    width = len(longest) if full < 0 else full
     if runs:
         read = raw if clean else [len(raw[row[2] - base]) for row in lines]
-        slow = sorted({*slow, *blank_pieces(texts, read, max(map(len, raw), default=0))})
+        slow = sorted({*slow, *blank_pieces(texts, read, width)})
     if not slow:
         return None
-    longest = max(raw, key=len, default="")
-    width = len(longest)
     editor = _longest_worded(raw, longest)
     # each row's last read row's length: what a row that goes on it is tested against
     # (a clean tail's row k is raw[k]; the others' are counted only where they are read)
@@ -262,6 +265,7 @@ def _rejoin(
     base: int,
     slow: list[int] | None = None,
     again: bool = True,
+    full: int = -1,
 ) -> tuple[Sequence[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
@@ -274,13 +278,13 @@ def _rejoin(
     are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
     found them already).
     """
-    layout = _layout(lines, raw, base, slow, not again)
+    layout = _layout(lines, raw, base, slow, not again, full)
     if layout is None:
         return lines, set()
     if again:
         out, ran = _join(lines, raw, base, layout, False)
         if ran:
-            again_out, again_ran = _rejoin_rows(out)
+            again_out, again_ran = _rejoin_rows(out, layout.wide)
             return again_out, ran | again_ran
     return _join(lines, raw, base, layout, True)
 
@@ -341,10 +345,10 @@ def _join(
     return out, ran
 
 
-def _rejoin_rows(rows: list[Row]) -> tuple[list[Row], set[str]]:
-    """The rows a first rejoin made, rejoined once more, each read as a row of its own:
-    a paste wrapped twice (a terminal's rows, wrapped again by an e-mail or a ticket at
-    another width) comes back from the first rejoin as the first wrap's rows."""
+def _rejoin_rows(rows: list[Row], wide: int) -> tuple[list[Row], set[str]]:
+    """The rows a first rejoin made (of rows `wide` wide), rejoined once more, each read as
+    a row of its own: a paste wrapped twice (a terminal's rows, wrapped again by an e-mail or
+    a ticket at another width) comes back from the first rejoin as the first wrap's rows."""
     numbers: list[int] = []
     n = -1
     prev = -2
@@ -356,11 +360,23 @@ def _rejoin_rows(rows: list[Row]) -> tuple[list[Row], set[str]]:
     for row, k in zip(rows, numbers, strict=True):
         texts[k] = row[0]
     renumbered = [(row[0], k, k, row[3]) for row, k in zip(rows, numbers, strict=True)]
-    joined, ran = _rejoin(renumbered, texts, 0, again=False)
+    joined, ran = _rejoin(renumbered, texts, 0, again=False, full=_terminal_width(texts, wide))
     if not ran:
         return rows, ran
     at = dict(zip(numbers, rows, strict=True))
     return [(t, at[f][1], at[z][2], r) for t, f, z, r in joined], ran
+
+
+def _terminal_width(texts: Sequence[str], wide: int) -> int:
+    """The width of a terminal's rows that a first rejoin (of rows `wide` wide) made: the
+    one length that a third of the rows longer than `wide` have, four at least (-1: none).
+    Not the longest row: where an editor wrapped a terminal's rows, the first rejoin can put
+    an editor's row that started the terminal's next one on a full one (a few, longer)."""
+    lengths = Counter(n for n in map(len, texts) if wide < n <= 300)
+    if not lengths:
+        return -1
+    n, most = lengths.most_common(1)[0]
+    return n if most >= 4 and 3 * most >= lengths.total() else -1
 
 
 _LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
@@ -373,6 +389,19 @@ def _follows(prev: Row, line: Row) -> bool:
     """Whether `line` is read right after `prev` and behind no prefix of a printed line:
     only then may it go on `prev`."""
     return line[1] == prev[2] + 1 and (not line[3] or _LINE_PREFIXES.isdisjoint(line[3]))
+
+
+_UNDER_A_FOLD = frozenset((80, 100))
+"""The terminal widths whose rows an e-mail or a ticket folds again (at 72, say): a line an
+editor's wider rows rejoined reaches 120 or more by chance (a fold at 100 of a long error)."""
+
+
+def _terminal_row(length: int, width: int) -> bool:
+    """A line an editor's rows (`width` wide) rejoined to a terminal's width: a terminal's
+    full row, which a terminal wrapped before the editor did (a log wrapped at 80, then at
+    72). The row after it is the terminal's next, joined on the second read without a space:
+    the first does not join it with one."""
+    return length > width and length in _UNDER_A_FOLD
 
 
 def _join_text(
@@ -401,7 +430,12 @@ def _join_text(
         mid = prev_text[-1:] not in ".!?:)]}'\"" or row[:1].islower() or row[:1].isdigit()
         if mid and not _starts(row):
             return "rejoin_wrapped", "" if width in _ROUND_WIDTHS else " "
-    if soft and prev_width + 1 + _first_word(row) > width and not _starts(row):
+    if (
+        soft
+        and prev_width + 1 + _first_word(row) > width
+        and (reflow or not _terminal_row(len(prev_text), width))
+        and not _starts(row)
+    ):
         return "rejoin_wrapped", " "
     if reflow and (worded or _may_be_error(prev_text)) and _continues(prev_text, row, lead):
         return "rejoin_reflowed", " "

@@ -54,8 +54,8 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
         text, first = _cut_text(log, lines)
         if "\x00" in text:  # dropped, as the file reader and a list's lines drop them
             text = text.replace("\x00", "")
-        kept = logtail.split_lines(text, None)
-        return kept[-lines:], first + max(len(kept) - lines, 0)
+        kept, before = text_tail.split_tail(text, lines)
+        return kept, first + before
     if isinstance(log, (list, tuple)):
         first = max(len(log) - lines, 0) + 1
         kept = list(log[first - 1 :])
@@ -95,9 +95,8 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
         if text.count("\n") > lines:  # lines holding lines: cut before splitting
             text, cut = _cut_text(text, lines)
             first += cut - 1
-        split = logtail.split_lines(text, None)
-        first += max(len(split) - lines, 0)
-        kept = split[-lines:]
+        kept, before = text_tail.split_tail(text, lines)
+        first += before
     return kept, first
 
 

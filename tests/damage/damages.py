@@ -147,6 +147,12 @@ def cat_n(lines: Lines) -> Lines:
     return [f"{n:6d}\t{line}" for n, line in enumerate(lines, 1)]
 
 
+def cr_line_ends(lines: Lines) -> Lines:
+    """Saved with classic-Mac line ends, or a terminal capture that kept only the carriage
+    returns: every line ends in `\\r` alone, the log one string."""
+    return ["".join(line + "\r" for line in lines)]
+
+
 DAMAGES: tuple[Damage, ...] = (
     Damage("wrap80", _hard_wrap(80)),
     Damage("wrap100", _hard_wrap(100)),
@@ -176,6 +182,7 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("code_block", _prefix("    ")),  # markdown's code block by indentation
     Damage("wrap120_wrap80", _twice(_hard_wrap(120), _hard_wrap(80)), rows=True),
     Damage("wrap100_wrap72", _twice(_hard_wrap(100), _hard_wrap(72)), rows=True),
+    Damage("cr_line_ends", cr_line_ends),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

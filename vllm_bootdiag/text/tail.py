@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO, NamedTuple
 
+from . import returns
+
 DEFAULT_LINES = 400
 """What serving workers keep: RunPod's worker-vllm keeps the last 400 lines."""
 
@@ -66,9 +68,17 @@ def split_lines(text: str, lines: int | None = DEFAULT_LINES) -> list[str]:
     """Split text into lines, dropping CR line ends and cutting overlong lines.
 
     `\\r\\n` and `\\n` end a line. A lone `\\r` is a progress-bar redraw (tqdm):
-    like a terminal, we keep what was drawn last. Only the last `lines` lines
-    are kept (all of them when `lines` is None).
+    like a terminal, we keep what was drawn last; where the parts between the `\\r`
+    are lines and not a bar's frames (a log with classic-Mac line ends), it ends a line
+    too (see `returns`). Only the last `lines` lines are kept (all of them when `lines`
+    is None).
     """
+    return split_tail(text, lines)[0]
+
+
+def split_tail(text: str, lines: int | None = DEFAULT_LINES) -> tuple[list[str], int]:
+    """The last `lines` lines of `text` as `split_lines` reads them, and how many lines
+    come before them (a text of carriage returns is not split whole to count them)."""
     out = text.split("\n")
     redrawn = "\r" in text
     if redrawn:
@@ -78,14 +88,20 @@ def split_lines(text: str, lines: int | None = DEFAULT_LINES) -> list[str]:
         redrawn = any(["\r" in s for s in out])
     if out and out[-1] == "":
         out.pop()
-    if lines is not None and len(out) > lines:
-        out = out[-lines:]
+    before = 0
     # Per-line work only where some line needs it (most logs have no CR, no long line).
     if redrawn:
-        out = [_last_redraw(line) for line in out]
+        out, before = returns.read(out, lines)
+    elif lines is not None and len(out) > lines:
+        before = len(out) - lines
+        out = out[-lines:]
     if len(text) > MAX_LINE_CHARS and max(map(len, out), default=0) > MAX_LINE_CHARS:
-        out = [cut_line(line, len(out)) for line in out]
-    return out
+        out = [cut_line(line, len(out) + before) for line in out]
+    return out, before
+
+
+_last_redraw = returns.last_redraw
+"""(Its old name here, which tests/test_text_tail.py holds to its reference.)"""
 
 
 def cut_line(line: str, rows: int = 1) -> str:
@@ -112,20 +128,6 @@ _DOCUMENT_HEAD = 2048
 """How much of an escaped log's start a cut keeps (vLLM's banner is in its first rows)."""
 
 
-def _last_redraw(line: str) -> str:
-    """The text a terminal shows for a line redrawn with carriage returns."""
-    if "\r" not in line:
-        return line
-    # The last of its `\r`-parts that is not blank (what `[p for p in line.split("\r") if
-    # p.strip()][-1]` says, without a step per part: 16 KB of `\r` cost that 0.8 ms): the
-    # part that holds the line's last character that is not white space.
-    last = len(line.rstrip())  # (`\r` is white space: trailing blank parts go too)
-    if last == 0:
-        return ""
-    end = line.find("\r", last)
-    return line[line.rfind("\r", 0, last) + 1 : end if end >= 0 else len(line)]
-
-
 def decode(data: bytes) -> str:
     """Decode log bytes as UTF-8, replacing what is not, and dropping NULs."""
     text = data.decode("utf-8", errors="replace")
@@ -146,11 +148,10 @@ def _budget(lines: int) -> int:
 def _numbered(data: bytes, lines: int, lines_before: int | None) -> tuple[list[str], int | None]:
     """The last `lines` lines of `data`, and the input line number of the first one,
     given how many lines of the input came before `data`."""
-    split = split_lines(decode(data), None)
-    kept = split[-lines:] if len(split) > lines else split
+    kept, before = split_tail(decode(data), lines)
     if lines_before is None:
         return kept, None
-    return kept, lines_before + 1 + len(split) - len(kept)
+    return kept, lines_before + 1 + before
 
 
 # --- regular files: backwards from the end ---------------------------------------------

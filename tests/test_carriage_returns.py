@@ -1,0 +1,138 @@
+"""A log whose lines end in a lone carriage return (saved with classic-Mac line ends, or a
+terminal capture that kept only the returns) reads as the same log with its newlines, in
+every reader; a progress bar's redraws with `\\r` still read as the bar's last frame.
+
+Built from every corpus log: its newlines made carriage returns, the way such a copy is
+made, and its own tqdm redraws (three logs capture CUDA graphs with them)."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from vllm_bootdiag import BootWatcher, Diagnosis, classify, classify_file, corpus
+from vllm_bootdiag.text import returns
+from vllm_bootdiag.text import tail as text_tail
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "damage"))
+import damages
+
+_CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+ENTRIES = corpus.entries(_CORPUS)
+TEXTS = {e.id: text_tail.decode(e.log_path.read_bytes()) for e in ENTRIES}
+"""Each log whole, as its bytes decode (its banner's own `\\r\\n` and its bars kept)."""
+
+
+def _key(d: Diagnosis) -> tuple[object, ...]:
+    return (
+        d.primary.kind,
+        damages.numbers(d.primary),
+        d.vllm_version,
+        d.phase,
+        [e.line for e in d.primary.evidence],
+    )
+
+
+def _cr(text: str) -> str:
+    """The log with carriage returns for its line ends."""
+    return text.replace("\r\n", "\n").replace("\n", "\r")
+
+
+def _redraw_lines(text: str) -> list[str]:
+    return [s for s in text.replace("\r\n", "\n").split("\n") if "\r" in s.rstrip("\r")]
+
+
+def test_the_corpus_holds_real_redraws() -> None:
+    """What the redraw tests below rest on: tqdm's frames, a process tag before the first."""
+    bars = [s for text in TEXTS.values() for s in _redraw_lines(text)]
+    assert len(bars) >= 6
+    assert all(s.count("\r") >= 3 and "it/s]" in s for s in bars)
+
+
+def test_a_redraw_still_reads_as_its_last_frame() -> None:
+    for log_id, text in TEXTS.items():
+        for line in _redraw_lines(text):
+            assert not returns.ends_lines(line), log_id
+            last = [p for p in line.split("\r") if p.strip()][-1]
+            assert text_tail.split_lines(line + "\n") == [last], log_id
+            done = [int(m[1]) for m in re.finditer(r"\| *(\d+)/\d+ \[", line)]
+            assert len(done) >= 3 and done[-1] == max(done), log_id  # the bar's furthest
+            assert re.search(rf"\| *{done[-1]}/\d+ \[", last), log_id
+
+
+def _filled(text: str) -> str:
+    """The log without its empty lines: a run of returns ends one line (`\\r\\r` is what a
+    terminal's capture keeps of vLLM's own `\\r\\n`), so an empty line is no row in it."""
+    return "\n".join(s for s in text.replace("\r\n", "\n").split("\n") if s)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_carriage_returns_give_the_rows_of_newlines(entry: corpus.Entry) -> None:
+    """Row for row: a bar's frames run together between two lines are drawn over as in its
+    own line (its first frame over the process tag before it)."""
+    text = _filled(TEXTS[entry.id])
+    for cr in (_cr(text), _cr(TEXTS[entry.id]), TEXTS[entry.id].replace("\n", "\r")):
+        assert returns.ends_lines(cr)
+        assert text_tail.split_lines(cr, None) == text_tail.split_lines(text, None)
+        assert text_tail.split_lines(cr) == text_tail.split_lines(text)
+        assert text_tail.split_tail(cr, 7) == text_tail.split_tail(text, 7)
+
+
+def _readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cr: str) -> dict[str, Diagnosis]:
+    data = cr.encode()
+    path = tmp_path / "log"
+    path.write_bytes(data)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    watcher = BootWatcher()
+    watcher.feed(cr)
+    return {
+        "str": classify(cr),
+        "list": classify([cr]),
+        "bytes lines": classify([data]),
+        "file": classify_file(path),
+        "stdin": classify_file("-"),
+        "stream": classify(text_tail.read_tail_stream(io.BytesIO(data))),
+        "watcher": watcher.reported or watcher.diagnosis(),
+    }
+
+
+@pytest.mark.parametrize("entry", ENTRIES[::3], ids=[e.id for e in ENTRIES[::3]])
+def test_every_reader_answers_a_carriage_return_log_as_its_newline_log(
+    entry: corpus.Entry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _filled(TEXTS[entry.id])  # (its evidence cites rows without the empty lines)
+    want = _key(classify(text))
+    assert want[:4] == _key(classify(TEXTS[entry.id]))[:4]
+    for name, got in _readers(tmp_path, monkeypatch, _cr(TEXTS[entry.id])).items():
+        if name == "watcher":  # a stream's answer: its lines are not rejoined
+            watcher = BootWatcher()
+            for line in text_tail.split_lines(text, None):
+                watcher.feed(line)
+            assert _key(got) == _key(watcher.reported or watcher.diagnosis()), name
+        else:
+            assert _key(got) == want, name
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_every_corpus_log_with_carriage_returns_keeps_its_answer(entry: corpus.Entry) -> None:
+    """Its newlines made returns, its banner's `\\r\\n` too (`\\r\\r`: a blank row more)."""
+    text = TEXTS[entry.id]
+    want = _key(classify(text))[:4]
+    assert _key(classify(_cr(text)))[:4] == want
+    assert _key(classify(text.replace("\n", "\r")))[:4] == want
+
+
+def test_a_tail_of_carriage_return_lines_counts_the_rows_before_it() -> None:
+    """The last rows of a long log of returns and how many come before them: as in the log
+    with newlines (classify cites the file's line numbers from them)."""
+    first, then = sorted(TEXTS.values(), key=lambda t: t.count("\n"))[-2:]
+    text = _filled(first) + "\n" + _filled(then)  # a worker's log over a restart: two boots
+    rows = text_tail.split_lines(text, None)
+    assert len(rows) > 400
+    kept, before = text_tail.split_tail(_cr(text), 400)
+    assert kept == rows[-400:] and before == len(rows) - 400
+    assert _key(classify(_cr(text))) == _key(classify(text))

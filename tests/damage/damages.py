@@ -10,6 +10,7 @@ log text is made up here.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import textwrap
@@ -153,6 +154,26 @@ def cr_line_ends(lines: Lines) -> Lines:
     return ["".join(line + "\r" for line in lines)]
 
 
+_OPENING = re.compile(r"(^|[\s(\[{=])(['\"])")
+
+
+def smart_quotes(lines: Lines) -> Lines:
+    """Pasted through a chat client or a word processor: typographic quotes for straight
+    ones (an opening one after a space, a bracket or `=`, a closing one or apostrophe
+    elsewhere)."""
+
+    def curl(line: str) -> str:
+        line = _OPENING.sub(lambda m: m[1] + ("\u2018" if m[2] == "'" else "\u201c"), line)
+        return line.replace("'", "\u2019").replace('"', "\u201d")
+
+    return [curl(line) for line in lines]
+
+
+def html_escaped(lines: Lines) -> Lines:
+    """Scraped from a web page's HTML source: `&amp;` `&lt;` `&gt;` `&quot;` `&#x27;`."""
+    return [html.escape(line) for line in lines]
+
+
 DAMAGES: tuple[Damage, ...] = (
     Damage("wrap80", _hard_wrap(80)),
     Damage("wrap100", _hard_wrap(100)),
@@ -183,6 +204,8 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("wrap120_wrap80", _twice(_hard_wrap(120), _hard_wrap(80)), rows=True),
     Damage("wrap100_wrap72", _twice(_hard_wrap(100), _hard_wrap(72)), rows=True),
     Damage("cr_line_ends", cr_line_ends),
+    Damage("smart_quotes", smart_quotes),
+    Damage("html_escaped", html_escaped),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

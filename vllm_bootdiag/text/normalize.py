@@ -19,6 +19,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import NamedTuple
 
+from . import quotes
 from .collapsed import split_collapsed as _split_collapsed
 from .damage_check import check as _check
 from .escaped import NAME as ESCAPED_LOG
@@ -68,6 +69,8 @@ class Repair(NamedTuple):
 
 STEPS: tuple[Repair, ...] = (
     Repair("invisible_characters", "zero-width spaces, joiners and soft hyphens a paste put in"),
+    Repair("smart_quotes", "curly quotes a chat client or word processor made of straight ones"),
+    Repair("html_escapes", "a page's HTML escapes of a scraped log: `&quot;` `&#39;` `&lt;`"),
     Repair("escaped_log", "a log handed over as one escaped string: a JSON field, a list's repr"),
     Repair("line_numbers", "line numbers `cat -n`, `nl` or `less -N` put in front of every row"),
     Repair("indented", "an indent in front of every row: a markdown code block, a quoted mail"),
@@ -240,6 +243,13 @@ def _spaces_became_no_break(raw: Sequence[str]) -> bool:
     return text.count(NO_BREAK_SPACE) > text.count(" ")
 
 
+_QUOTES = (
+    (quotes.smart_quoted, quotes.unquote_rows, quotes.SMART_QUOTES),  # (ASCII: a flag)
+    (quotes.html_escaped, quotes.unescape_rows, quotes.HTML_ESCAPES),  # (`&`: one memchr)
+)
+"""The tail-wide steps that give a paste its quotes back, each a test of the joined text."""
+
+
 def normalize_rows(
     raw: Sequence[str],
     *,
@@ -259,6 +269,10 @@ def normalize_rows(
         return _pre_repaired(
             rows, range(len(rows)), changed, INVISIBLE_CHARACTERS, first_line, lookahead
         )
+    for pasted, repair, name in _QUOTES:
+        if pasted(joined.doc):
+            rows, changed = repair(raw)
+            return _pre_repaired(rows, range(len(rows)), changed, name, first_line, lookahead)
     # (an escaped log holds a backslash: no corpus tail does, found at memchr speed)
     escaped = unescaped_rows(raw) if "\\" in joined.doc else None
     if escaped is not None:

@@ -9,8 +9,7 @@ what the clean-tail check found) are looked at, in one forward pass.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import islice
 from operator import itemgetter
 from typing import NamedTuple, overload
@@ -19,6 +18,13 @@ from .cut_runs import blank_pieces, cuts_a_run
 from .error_rows import _LEAD, _is_error, _may_be_error
 from .row_scan import slow_rows as _slow_rows
 from .row_starts import _STRONG_START, _starts
+from .widths import ROUND_WIDTHS as _ROUND_WIDTHS
+from .widths import first_word as _first_word
+from .widths import longest_worded as _longest_worded
+from .widths import terminal_row as _terminal_row
+from .widths import terminal_width as _terminal_width
+from .widths import worded as _worded  # noqa: F401  (the tests read it here)
+from .widths import wrapped_again as _wrapped_again
 from .wrappers import PREFIX_NAMES, Lazy
 
 _CONTINUES = Lazy(
@@ -31,17 +37,6 @@ _CONTINUES = Lazy(
 )
 """How the later sentences of vLLM's and torch's multi-sentence errors begin (read from
 the rule examples and the corpus): after an error line, such a row goes on with it."""
-_ROUND_WIDTHS = frozenset((72, 80, 100, 120, 132, 140, 150, 160, 180, 200, 240, 250))
-"""Terminal widths: with one full row only, a row this long was cut by a terminal
-(mid-word); any other length, by an editor at a word break."""
-
-
-def _first_word(text: str) -> int:
-    stripped = text.lstrip(" ")
-    cut = stripped.find(" ")
-    return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
-
-
 _LEADS = frozenset(" \t\x1b")
 """How a line that `_LEAD` reads anything of starts."""
 _PART_CODE = re.compile(r"\x1b(?:\[[0-9;]*)?")
@@ -66,40 +61,6 @@ def _continues(prev: str, row: str, lead: int = -1) -> bool:
     return not _starts(row)
 
 
-def _longest_worded(raw: Sequence[str], longest: str) -> int:
-    """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself, so that one is tried before the others are. A quote's
-    `> ` is not inside: a long word the editor could not break stays a row of its own,
-    and a quote puts a space in front of it."""
-    if _worded(longest):
-        return len(longest)
-    return max((len(t) for t in raw if _worded(t)), default=0)
-
-
-_QUOTE_LEAD = re.compile(r"[> \t]*")
-_SHORT_LEAD = 64
-"""A lead (quote markers, blanks) this long or longer is not run through by the pattern."""
-
-
-def _worded(t: str) -> bool:
-    """`" " in t.lstrip("> \t").rstrip()`: a space past the quote markers and before the
-    last word. (`lstrip` with a set of three looks each character up in the set: 16 KB of
-    `> ` cost it 0.2 ms a row; the pattern runs them through at C speed.)"""
-    lead = _QUOTE_LEAD.match(t, 0, _SHORT_LEAD)  # (always matches: `[> \t]*`)
-    at = lead.end() if lead else 0
-    if at < _SHORT_LEAD or at == len(t) or not t.isascii():
-        if at == _SHORT_LEAD:  # (a long lead in a wide text: read on by the pattern)
-            lead = _QUOTE_LEAD.match(t, at)
-            at = lead.end() if lead else at
-        p = t.find(" ", at)  # (the first space is in, if any is)
-        return p >= 0 and not t[p:].isspace()
-    # A long lead in an ASCII row (16 KB of tabs: the pattern's 40 us, 400 rows a tail): the
-    # last space before the last word is past the lead, and then a space is, when a
-    # character before it is none of the lead's, which a byte translation tells in C.
-    last = t.rfind(" ", 0, len(t.rstrip()))
-    return last > 0 and bool(t[:last].encode("ascii").translate(None, b"> \t"))
-
-
 Row = tuple[str, int, int, tuple[str, ...]]
 """A Line's fields as a plain tuple (text, first, last, repairs): what the steps pass
 along, built at C speed; `normalize` makes Lines of them, the pipeline reads them as is."""
@@ -119,27 +80,6 @@ def _width_matters(
         if w + 1 + len(row) > editor and w + 1 + _first_word(row) > editor:
             return True
     return False
-
-
-def _wrapped_again(
-    texts: Sequence[str],
-    slow: list[int],
-    before: list[int],
-    width_of: Callable[[int], int],
-    width: int,
-    editor: int,
-) -> int:
-    """How many slow rows that would count as an editor's (their first word would not fit
-    after the row before) go on a terminal's row wrapped again: a full row and the short one
-    after it make a row of another terminal's width (a 100-column terminal's rows, cut again
-    at 72: 72 and 28), and a row after them goes on it, as the second rejoin reads them."""
-    n = 0
-    for k, w in zip(slow, before, strict=True):
-        if w < width and w + width in _ROUND_WIDTHS and k >= 2 and width_of(k - 2) == width:
-            row = texts[k]
-            if w + 1 + _first_word(row) > editor and not _STRONG_START.match(row):
-                n += not _STRONG_START.match(texts[k - 1]) and not _starts(row)
-    return n
 
 
 class ReadRows(Sequence[Row]):
@@ -266,6 +206,7 @@ def _rejoin(
     slow: list[int] | None = None,
     again: bool = True,
     full: int = -1,
+    folded: bool = False,
 ) -> tuple[Sequence[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
@@ -284,16 +225,24 @@ def _rejoin(
     if again:
         out, ran = _join(lines, raw, base, layout, False)
         if ran:
-            again_out, again_ran = _rejoin_rows(out, layout.wide)
+            again_out, again_ran = _rejoin_rows(out, layout.wide, layout.soft)
             return again_out, ran | again_ran
-    return _join(lines, raw, base, layout, True)
+    return _join(lines, raw, base, layout, True, folded)
 
 
 def _join(
-    lines: Sequence[Row], raw: Sequence[str], base: int, layout: Layout, reflow: bool
+    lines: Sequence[Row],
+    raw: Sequence[str],
+    base: int,
+    layout: Layout,
+    reflow: bool,
+    folded: bool = False,
 ) -> tuple[list[Row], set[str]]:
-    """The rows of `layout` joined; `reflow`: errors a paste reflowed too."""
+    """The rows of `layout` joined; `reflow`: errors a paste reflowed too; `folded`: the
+    rows are an editor's rejoined (the second read of a terminal's rows an editor folded
+    again): one a blank short of a terminal's row lost the blank that ended it."""
     wide, hard, soft = layout.wide, layout.hard, layout.soft
+    short = wide - 1 if folded and hard else -2
     out: list[Row] = []
     ran: set[str] = set()
     done = 0
@@ -316,11 +265,14 @@ def _join(
         line = lines[k]
         if lead < 0 and reflow:  # (most lines start otherwise: no match to make)
             lead = _LEAD.match(text).end() if text[:1] in _LEADS else 0  # type: ignore[union-attr]
+        width = len(raw[last - base])
         name, sep = (
-            _join_text(text, line[0], len(raw[last - base]), wide, hard, soft, lead, worded, reflow)
+            _join_text(text, line[0], width, wide, hard, soft, lead, worded, reflow)
             if _follows((text, first, last, repairs), line)
             else ("", "")
         )
+        if not name and width == short and _lost_a_blank(text, line, repairs):
+            name, sep = "rejoin_wrapped", " "
         if name:
             worded = worded or name == "rejoin_reflowed"
             repairs = tuple(dict.fromkeys((*repairs, *line[3], name)))
@@ -345,7 +297,7 @@ def _join(
     return out, ran
 
 
-def _rejoin_rows(rows: list[Row], wide: int) -> tuple[list[Row], set[str]]:
+def _rejoin_rows(rows: list[Row], wide: int, folded: bool) -> tuple[list[Row], set[str]]:
     """The rows a first rejoin made (of rows `wide` wide), rejoined once more, each read as
     a row of its own: a paste wrapped twice (a terminal's rows, wrapped again by an e-mail or
     a ticket at another width) comes back from the first rejoin as the first wrap's rows."""
@@ -360,23 +312,24 @@ def _rejoin_rows(rows: list[Row], wide: int) -> tuple[list[Row], set[str]]:
     for row, k in zip(rows, numbers, strict=True):
         texts[k] = row[0]
     renumbered = [(row[0], k, k, row[3]) for row, k in zip(rows, numbers, strict=True)]
-    joined, ran = _rejoin(renumbered, texts, 0, again=False, full=_terminal_width(texts, wide))
+    full = _terminal_width(texts, wide)
+    joined, ran = _rejoin(renumbered, texts, 0, again=False, full=full, folded=folded)
     if not ran:
         return rows, ran
     at = dict(zip(numbers, rows, strict=True))
     return [(t, at[f][1], at[z][2], r) for t, f, z, r in joined], ran
 
 
-def _terminal_width(texts: Sequence[str], wide: int) -> int:
-    """The width of a terminal's rows that a first rejoin (of rows `wide` wide) made: the
-    one length that a third of the rows longer than `wide` have, four at least (-1: none).
-    Not the longest row: where an editor wrapped a terminal's rows, the first rejoin can put
-    an editor's row that started the terminal's next one on a full one (a few, longer)."""
-    lengths = Counter(n for n in map(len, texts) if wide < n <= 300)
-    if not lengths:
-        return -1
-    n, most = lengths.most_common(1)[0]
-    return n if most >= 4 and 3 * most >= lengths.total() else -1
+def _lost_a_blank(text: str, line: Row, repairs: tuple[str, ...]) -> bool:
+    """`line` goes on `text`, a terminal's row that an editor's rows made (the first read
+    joined them) one character short of the terminal's width: the editor dropped the blank
+    the terminal's row ended in. Not where `line` starts a line of its own."""
+    return (
+        "rejoin_wrapped" in repairs
+        and _follows((text, 0, line[1] - 1, repairs), line)
+        and not _STRONG_START.match(line[0])
+        and not _starts(line[0])
+    )
 
 
 _LINE_PREFIXES = PREFIX_NAMES - {"markdown_quote"}
@@ -389,19 +342,6 @@ def _follows(prev: Row, line: Row) -> bool:
     """Whether `line` is read right after `prev` and behind no prefix of a printed line:
     only then may it go on `prev`."""
     return line[1] == prev[2] + 1 and (not line[3] or _LINE_PREFIXES.isdisjoint(line[3]))
-
-
-_UNDER_A_FOLD = frozenset((80, 100))
-"""The terminal widths whose rows an e-mail or a ticket folds again (at 72, say): a line an
-editor's wider rows rejoined reaches 120 or more by chance (a fold at 100 of a long error)."""
-
-
-def _terminal_row(length: int, width: int) -> bool:
-    """A line an editor's rows (`width` wide) rejoined to a terminal's width: a terminal's
-    full row, which a terminal wrapped before the editor did (a log wrapped at 80, then at
-    72). The row after it is the terminal's next, joined on the second read without a space:
-    the first does not join it with one."""
-    return length > width and length in _UNDER_A_FOLD
 
 
 def _join_text(

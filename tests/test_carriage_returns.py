@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vllm_bootdiag import BootWatcher, Diagnosis, classify, classify_file, corpus
 from vllm_bootdiag.text import returns
@@ -136,3 +138,35 @@ def test_a_tail_of_carriage_return_lines_counts_the_rows_before_it() -> None:
     kept, before = text_tail.split_tail(_cr(text), 400)
     assert kept == rows[-400:] and before == len(rows) - 400
     assert _key(classify(_cr(text))) == _key(classify(text))
+
+
+def _ends_lines_long_way(line: str) -> bool:
+    """`returns.ends_lines` as it reads: two parts are neither blank nor a frame, of all
+    parts where no part is a frame, else of the first four and the last four."""
+    parts = line.split("\r")
+    if any(map(returns._is_frame, parts)):
+        parts = parts[:4] + parts[4:][-4:]
+    return sum(1 for p in parts if p.strip() and not returns._is_frame(p)) >= 2
+
+
+_PARTS = st.sampled_from(
+    ("", " ", "a", "x%|", "1.5it/s]", "2.1s/it]", "/s", "%", "|", "\t", "INFO x", "(A pid=1) ")
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PARTS, min_size=2, max_size=12))
+def test_ends_lines_is_its_long_way(parts: list[str]) -> None:
+    line = "\r".join(parts)
+    assert returns.ends_lines(line) == _ends_lines_long_way(line), parts
+
+
+def test_ends_lines_is_its_long_way_on_every_corpus_line_and_long_runs() -> None:
+    for log in sorted(_CORPUS.glob("*/*.log")):
+        for line in log.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if "\r" in line:
+                assert returns.ends_lines(line) == _ends_lines_long_way(line), log.name
+    for unit in ("x%|\r", "a\rb%|", "\r", " \r", "10%|#| 1/2 [00:01<00:01, 1.0it/s]\r"):
+        for tail in ("", "\rtext", "\rtext\rmore"):
+            line = unit * 4000 + tail
+            assert returns.ends_lines(line) == _ends_lines_long_way(line), (unit, tail)

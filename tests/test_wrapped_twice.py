@@ -155,3 +155,28 @@ def test_a_terminals_row_that_ended_in_a_blank_the_editor_dropped_goes_on() -> N
             got += sum(line in rows for line in cut)
     assert want >= 200
     assert got * 100 >= want * 85, (got, want)
+
+
+def test_an_editors_rows_cut_again_by_a_terminal_keep_an_unsupported_architecture() -> None:
+    """A fold at 100 cut at 80: an editor's row exactly 80 long goes on the next one on the
+    first read (a terminal's full row, as far as it can tell), so a few rows come out longer
+    than the editor's width, and the longest was taken for it: the architecture lists (names
+    of about 20 characters) were not rejoined, and 12 of the 17 tails answered
+    `invalid_argument`. The second read now takes the editor's width where three rows reach
+    it; 2 still answer wrong (their rows glued without a space where the editor broke)."""
+    damage = damages.Damage(
+        "fold100_wrap80", damages._twice(damages._fold(100), damages._hard_wrap(80)), rows=True
+    )
+    tails = [
+        logtail.read_tail(e.log_path)
+        for e in corpus.entries(_CORPUS)
+        if e.label.expected["kind"] == "unsupported_architecture"
+    ]
+    assert len(tails) >= 15
+    wrong = [
+        damages.answer(damages.lines_read(tail, damage))[:2]
+        for tail in tails
+        if damages.answer(damages.lines_read(tail, damage))[:2]
+        != damages.answer(damage.apply(list(tail)))[:2]
+    ]
+    assert len(wrong) <= 2, wrong

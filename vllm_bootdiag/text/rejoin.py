@@ -19,6 +19,7 @@ from .error_rows import _LEAD, _is_error, _may_be_error
 from .row_scan import slow_rows as _slow_rows
 from .row_starts import _STRONG_START, _starts
 from .widths import ROUND_WIDTHS as _ROUND_WIDTHS
+from .widths import editor_width as _editor_width
 from .widths import first_word as _first_word
 from .widths import longest_worded as _longest_worded
 from .widths import terminal_row as _terminal_row
@@ -130,6 +131,7 @@ def _layout(
     slow: list[int] | None = None,
     runs: bool = False,
     full: int = -1,
+    folds: int = -1,
 ) -> Layout | None:
     """The rows' layout, or None where no row goes on its predecessor (a terminal wraps at
     exactly its width W, the longest row; an editor at word breaks, at the longest row that
@@ -149,7 +151,7 @@ def _layout(
         slow = sorted({*slow, *blank_pieces(texts, read, width)})
     if not slow:
         return None
-    editor = _longest_worded(raw, longest)
+    editor = _longest_worded(raw, longest) if folds < 0 else folds
     # each row's last read row's length: what a row that goes on it is tested against
     # (a clean tail's row k is raw[k]; the others' are counted only where they are read)
     lengths: Sequence[int] = [] if clean else list(map(len, raw))
@@ -207,6 +209,7 @@ def _rejoin(
     again: bool = True,
     full: int = -1,
     folded: bool = False,
+    folds: int = -1,
 ) -> tuple[Sequence[Row], set[str]]:
     """Join rows a terminal or editor wrapped, and errors a paste reflowed.
 
@@ -219,7 +222,7 @@ def _rejoin(
     are passed over in one test (`row_scan.slow_rows`; `slow` when the clean-tail check
     found them already).
     """
-    layout = _layout(lines, raw, base, slow, not again, full)
+    layout = _layout(lines, raw, base, slow, not again, full, folds)
     if layout is None:
         return lines, set()
     if again:
@@ -313,7 +316,8 @@ def _rejoin_rows(rows: list[Row], wide: int, folded: bool) -> tuple[list[Row], s
         texts[k] = row[0]
     renumbered = [(row[0], k, k, row[3]) for row, k in zip(rows, numbers, strict=True)]
     full = _terminal_width(texts, wide)
-    joined, ran = _rejoin(renumbered, texts, 0, again=False, full=full, folded=folded)
+    folds = _editor_width(texts, wide) if full < 0 and not folded else -1
+    joined, ran = _rejoin(renumbered, texts, 0, again=False, full=full, folded=folded, folds=folds)
     if not ran:
         return rows, ran
     at = dict(zip(numbers, rows, strict=True))

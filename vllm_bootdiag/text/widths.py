@@ -99,3 +99,15 @@ def terminal_row(length: int, width: int) -> bool:
     72). The row after it is the terminal's next, joined on the second read without a space:
     the first does not join it with one."""
     return length > width and length in _UNDER_A_FOLD
+
+
+def editor_width(texts: Sequence[str], wide: int) -> int:
+    """The width of an editor's rows that a first rejoin (of a terminal's rows `wide` wide)
+    made: the longest length that three rows longer than `wide` come within two of (-1:
+    none). Not the longest row: an editor's row exactly `wide` long was put on the row
+    after it (a few rows, longer, each of its own length)."""
+    lengths = Counter(n for n in map(len, texts) if wide < n <= 300)
+    for n in sorted(lengths, reverse=True):
+        if lengths[n] + lengths[n - 1] + lengths[n - 2] >= 3:
+            return n
+    return -1

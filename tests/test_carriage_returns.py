@@ -66,22 +66,38 @@ def test_a_redraw_still_reads_as_its_last_frame() -> None:
             assert re.search(rf"\| *{done[-1]}/\d+ \[", last), log_id
 
 
-def _filled(text: str) -> str:
-    """The log without its empty lines: a run of returns ends one line (`\\r\\r` is what a
-    terminal's capture keeps of vLLM's own `\\r\\n`), so an empty line is no row in it."""
-    return "\n".join(s for s in text.replace("\r\n", "\n").split("\n") if s)
-
-
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
 def test_carriage_returns_give_the_rows_of_newlines(entry: corpus.Entry) -> None:
-    """Row for row: a bar's frames run together between two lines are drawn over as in its
-    own line (its first frame over the process tag before it)."""
-    text = _filled(TEXTS[entry.id])
-    for cr in (_cr(text), _cr(TEXTS[entry.id]), TEXTS[entry.id].replace("\n", "\r")):
+    """Row for row, empty lines too: a bar's frames run together between two lines are drawn
+    over as in its own line (its first frame over the process tag before it), and a record's
+    `\\r\\n` made `\\r\\r` (its `\\n` made `\\r` too) ends one line."""
+    text = TEXTS[entry.id]
+    for cr, rows in ((_cr(text), text), (text.replace("\n", "\r"), text)):
         assert returns.ends_lines(cr)
-        assert text_tail.split_lines(cr, None) == text_tail.split_lines(text, None)
-        assert text_tail.split_lines(cr) == text_tail.split_lines(text)
-        assert text_tail.split_tail(cr, 7) == text_tail.split_tail(text, 7)
+        assert text_tail.split_lines(cr, None) == text_tail.split_lines(rows, None)
+        assert text_tail.split_lines(cr) == text_tail.split_lines(rows)
+        assert text_tail.split_tail(cr, 7) == text_tail.split_tail(rows, 7)
+
+
+WITH_EMPTY_LINES = [e for e in ENTRIES if "\n\n" in TEXTS[e.id].replace("\r\n", "\n")]
+
+
+def test_the_corpus_holds_logs_with_empty_lines() -> None:
+    assert len(WITH_EMPTY_LINES) >= 4
+
+
+@pytest.mark.parametrize("entry", WITH_EMPTY_LINES, ids=[e.id for e in WITH_EMPTY_LINES])
+def test_evidence_of_a_carriage_return_log_cites_its_lines_empty_ones_counted(
+    entry: corpus.Entry,
+) -> None:
+    """A log whose empty lines end in `\\r` as the others do: evidence cites the lines of
+    the log with newlines (a run of returns once read as one line end dropped the empty
+    lines, and every evidence line after them was cited one or two lines early)."""
+    text = TEXTS[entry.id]
+    want = _key(classify(text))
+    assert _key(classify(_cr(text))) == want
+    assert _key(classify([_cr(text)])) == want
+    assert _key(classify(text.replace("\n", "\r"))) == want
 
 
 def _readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cr: str) -> dict[str, Diagnosis]:
@@ -106,10 +122,9 @@ def _readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cr: str) -> dict[s
 def test_every_reader_answers_a_carriage_return_log_as_its_newline_log(
     entry: corpus.Entry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    text = _filled(TEXTS[entry.id])  # (its evidence cites rows without the empty lines)
+    text = TEXTS[entry.id]
     want = _key(classify(text))
-    assert want[:4] == _key(classify(TEXTS[entry.id]))[:4]
-    for name, got in _readers(tmp_path, monkeypatch, _cr(TEXTS[entry.id])).items():
+    for name, got in _readers(tmp_path, monkeypatch, _cr(text)).items():
         if name == "watcher":  # a stream's answer: its lines are not rejoined
             watcher = BootWatcher()
             for line in text_tail.split_lines(text, None):
@@ -121,18 +136,19 @@ def test_every_reader_answers_a_carriage_return_log_as_its_newline_log(
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
 def test_every_corpus_log_with_carriage_returns_keeps_its_answer(entry: corpus.Entry) -> None:
-    """Its newlines made returns, its banner's `\\r\\n` too (`\\r\\r`: a blank row more)."""
+    """Its newlines made returns, its records' `\\r\\n` too (`\\r\\r`): the same answer,
+    evidence citing the same lines."""
     text = TEXTS[entry.id]
-    want = _key(classify(text))[:4]
-    assert _key(classify(_cr(text)))[:4] == want
-    assert _key(classify(text.replace("\n", "\r")))[:4] == want
+    want = _key(classify(text))
+    assert _key(classify(_cr(text))) == want
+    assert _key(classify(text.replace("\n", "\r"))) == want
 
 
 def test_a_tail_of_carriage_return_lines_counts_the_rows_before_it() -> None:
     """The last rows of a long log of returns and how many come before them: as in the log
     with newlines (classify cites the file's line numbers from them)."""
     first, then = sorted(TEXTS.values(), key=lambda t: t.count("\n"))[-2:]
-    text = _filled(first) + "\n" + _filled(then)  # a worker's log over a restart: two boots
+    text = first.replace("\r\n", "\n") + then.replace("\r\n", "\n")  # over a restart
     rows = text_tail.split_lines(text, None)
     assert len(rows) > 400
     kept, before = text_tail.split_tail(_cr(text), 400)
@@ -170,3 +186,22 @@ def test_ends_lines_is_its_long_way_on_every_corpus_line_and_long_runs() -> None
         for tail in ("", "\rtext", "\rtext\rmore"):
             line = unit * 4000 + tail
             assert returns.ends_lines(line) == _ends_lines_long_way(line), (unit, tail)
+
+
+def _record(line: str) -> bool:
+    return re.search(r"\.py:\d+\]", line) is not None
+
+
+def test_two_returns_after_a_record_end_it_elsewhere_they_hold_an_empty_line() -> None:
+    """The two readings of `\\r\\r`, told apart by the line before it (built from a corpus
+    log's own lines: a record's, and a traceback's around its empty line)."""
+    text = TEXTS["0.32.0/MF002/model_files_unreadable__config-json-cut__cpu"]
+    lines = text.replace("\r\n", "\n").split("\n")
+    at = lines.index("")
+    record = next(s for s in lines if _record(s))
+    before, after = lines[at - 1], lines[at + 1]
+    assert not _record(before)
+    assert text_tail.split_lines(f"{before}\r\r{after}\r") == [before, "", after]
+    assert text_tail.split_lines(f"{record}\r\r{after}\r") == [record, after]
+    assert text_tail.split_lines(f"{record}\r\r\r{after}\r") == [record, "", "", after]
+    assert text_tail.split_tail(f"{before}\r\r{record}\r\r{after}\r", 2) == ([record, after], 2)

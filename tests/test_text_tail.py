@@ -250,20 +250,33 @@ def test_stream_memory_is_bounded_by_the_tail() -> None:
     assert seen[0] <= text_tail._budget(10) + 65536 and dropped == 0
 
 
+def _source(part: str) -> bool:
+    """A logger record's source, `[file.py:N]`, is in the part."""
+    return re.search(r"\.py:\d{1,6}\]", part) is not None
+
+
 def _rows_reference(line: str) -> list[str]:
     """`returns.rows` the long way, a step per part: a line whose parts hold two that are
     neither blank nor a bar's frame is lines, a frame after a frame, a blank part or a bare
-    tag drawing over it, no row empty; any other is its last redraw."""
+    tag drawing over it, the part after a last `\\r` no row, nor the empty one between a
+    record and its two returns; any other is its last redraw."""
     parts = line.split("\r")
     frames = ["%|" in p or "/s]" in p or "/it]" in p for p in parts]
     if sum(1 for p, f in zip(parts, frames, strict=True) if p.strip() and not f) < 2:
         return [_last_redraw_reference(line)]
+    # A record's line end kept as two returns (a copy of its `\r\n`) is one line end.
+    i = 0
+    while i + 2 < len(parts):
+        if parts[i + 1] == "" and (parts[i + 2] or i + 3 == len(parts)) and _source(parts[i]):
+            del parts[i + 1]
+        i += 1
+    frames = ["%|" in p or "/s]" in p or "/it]" in p for p in parts]
     out = []
     for i, part in enumerate(parts):
         over = i + 1 < len(parts) and frames[i + 1]
         if over and (frames[i] or not part.strip() or re.fullmatch(r"\s*\([^()]*\)\s*", part)):
             continue
-        if part:
+        if part or i + 1 < len(parts):
             out.append(part)
     return out
 

@@ -13,8 +13,10 @@ are there, and a test of every part cost 400 lines of 4,000 frames 200 ms) is li
 redraws, and is split at every `\\r`. There a run of frames is still a bar redrawn, and only
 its last frame is a row, as in a line of redraws; a blank part or a bare process tag before
 a frame is drawn over too (vLLM writes its tag at a line's start, tqdm starts a frame with
-`\\r`); a run of returns ends one line (no row is empty). So a log's rows are those of the
-log with newlines, less its empty lines (tests/test_carriage_returns.py: every corpus log).
+`\\r`). Every other `\\r` ends a line, as a `\\n` would: a run of them holds empty lines, as
+an editor shows them, and a `\\r` at the end ends the last line. So a log's rows are those of
+the log with newlines, its empty lines too, and evidence cites the lines the user sees
+(tests/test_carriage_returns.py: every corpus log).
 
 No test takes a Python step per part where a line has many: a line of 16 KB holds 8,000
 parts, a tail 3 million. Each runs per part in C (`map`, `compress`), at memchr speed, or
@@ -25,12 +27,11 @@ from __future__ import annotations
 
 import re
 from itertools import compress, repeat
-from operator import contains, not_, or_
+from operator import and_, contains, not_, or_, truth
 
 _MARKS = ("%|", "/s]", "/it]")
 """What a bar's frame holds: its bar (`45%|###`), its rate (`1.5it/s]`, `2.1s/it]`,
 `220MB/s]`)."""
-_RUN = re.compile(r"\r\r+")
 _TAG_ONLY = re.compile(r"[^\S\r]*\([^()\r]{0,300}\)[^\S\r]*")
 """A part that is only a process tag (vLLM writes one at the start of a line)."""
 
@@ -126,21 +127,29 @@ def rows(line: str, last: int | None = None) -> tuple[list[str], int]:
     (all when None) and how many there are."""
     if not ends_lines(line):
         return [last_redraw(line)], 1
+    parts = _parts(line) if "\r\r" in line and ".py:" in line else None
     if not _holds_mark(line):
-        line = _ends(line)
-        count = line.count("\r") + 1
-        if last is None or last >= count:
-            return line.split("\r"), count
-        return line.rsplit("\r", last)[1:], count
-    parts = line.split("\r")
-    frames = _frames(parts)
-    # A part a frame after it draws over goes: a frame (the bar redrawn), a blank part or a
-    # bare process tag. Only a part that is not a frame before one is looked at alone.
-    after = [*frames[1:], False]
-    over = list(map(bool, map(min, frames, after)))  # a frame before a frame
-    for i in compress(range(len(parts)), map(min, map(not_, frames), after)):
-        over[i] = not parts[i].strip() or _TAG_ONLY.fullmatch(parts[i]) is not None
-    kept = list(filter(None, compress(parts, map(not_, over))))  # (see `_ends`)
+        if parts is None:
+            if line.endswith("\r"):
+                line = line[:-1]  # (the last line's end)
+            count = line.count("\r") + 1
+            if last is None or last >= count:
+                return line.split("\r"), count
+            return line.rsplit("\r", last)[1:], count
+        kept = parts
+    else:
+        if parts is None:
+            parts = line.split("\r")
+            if line.endswith("\r"):
+                parts.pop()
+        frames = _frames(parts)
+        # A part a frame after it draws over goes: a frame (the bar redrawn), a blank part or
+        # a bare process tag. Only a part that is not a frame before one is looked at alone.
+        after = [*frames[1:], False]
+        over = list(map(bool, map(min, frames, after)))  # a frame before a frame
+        for i in compress(range(len(parts)), map(min, map(not_, frames), after)):
+            over[i] = not parts[i].strip() or _TAG_ONLY.fullmatch(parts[i]) is not None
+        kept = list(compress(parts, map(not_, over)))
     if last is None or last >= len(kept):
         return kept, len(kept)
     return (kept[-last:] if last else []), len(kept)
@@ -149,22 +158,43 @@ def rows(line: str, last: int | None = None) -> tuple[list[str], int]:
 def rows_in(line: str) -> int:
     """How many rows a line holding `\\r` is, each part one where they are lines (a bar's
     frames too, as an editor numbers them: only the rows kept are drawn over, which costs a
-    line of 8,000 parts 3 ms)."""
+    line of 8,000 parts 3 ms), an empty one too, less the one after a `\\r` at the end."""
     if not ends_lines(line):
         return 1
-    if "\r\r" in line:
-        return _ends(line).count("\r") + 1
-    # `_ends(line).count("\r") + 1` without its copy: no run, so at most one `\r` at each end
-    return line.count("\r") + 1 - line.startswith("\r") - line.endswith("\r")
+    if "\r\r" in line and ".py:" in line:
+        return len(_parts(line))
+    return line.count("\r") + 1 - line.endswith("\r")
 
 
-def _ends(line: str) -> str:
-    """`line` with one `\\r` for each run of them, none at its ends: a run ends one line
-    (a terminal's capture of vLLM's `\\r\\n` keeps `\\r\\r`, and a blank row is no
-    answer's), and a `\\r` at the end is the last line's end."""
-    if "\r\r" in line:
-        line = _RUN.sub("\r", line)
-    return line.strip("\r")
+_SOURCE = re.compile(r"\.py:\d{1,6}\]")
+"""A logger record's source, `[file.py:N]` (its `]`)."""
+
+
+def _parts(line: str) -> list[str]:
+    """`line` split at its returns, none after the last one (the last line's end), and the
+    empty part dropped between a logger record and a part that is not empty (or the end):
+    two returns after a record end it, a copy of vLLM's `\\r\\n` (its engine's records, in
+    162 of 226 corpus logs) that kept the `\\r` of both (a terminal's capture, a `\\n` made
+    `\\r`). Elsewhere they are a line end and an empty line, as an editor shows them: the
+    empty lines vLLM's boots print are a traceback's, after an exception's line or Python's
+    `During handling of the above exception ...`, never after a record. Each test runs per
+    part in C; a Python step is taken only for an empty part after a part holding `.py:`."""
+    parts = line.split("\r")
+    if line.endswith("\r"):
+        parts.pop()
+    full = list(map(truth, parts))
+    ends = [*full[2:], True]  # (part i+1 is not empty, or i is the last part)
+    py = map(contains, parts, repeat(".py:"))
+    pairs = list(map(and_, map(not_, full[1:]), map(and_, py, ends)))  # (i - 1 for part i)
+    drop = list(
+        compress(compress(range(1, len(parts)), pairs), map(_SOURCE.search, compress(parts, pairs)))
+    )
+    if not drop:
+        return parts
+    keep = [True] * len(parts)
+    for i in drop:
+        keep[i] = False
+    return list(compress(parts, keep))
 
 
 def last_redraw(line: str) -> str:

@@ -204,6 +204,25 @@ DAMAGES: tuple[Damage, ...] = (
     Damage("wrap120_wrap80", _twice(_hard_wrap(120), _hard_wrap(80)), rows=True),
     Damage("wrap100_wrap72", _twice(_hard_wrap(100), _hard_wrap(72)), rows=True),
     Damage("cr_line_ends", cr_line_ends),
+    # A terminal's rows, then a tool's stamp on each row (the screen logged or pasted
+    # through a CI page, journald, compose or a runtime): wrapped first, then stamped.
+    Damage("wrap80_ci_gutter", _twice(_hard_wrap(80), _prefix("  | ")), rows=True),
+    Damage(
+        "wrap80_journald",
+        _twice(_hard_wrap(80), _prefix("Jan 02 03:04:05 gpu-node-3 vllm[2811]: ")),
+        rows=True,
+    ),
+    Damage(
+        "wrap100_bracket_stamp",
+        _twice(_hard_wrap(100), _prefix("[2026-01-02T03:04:05Z] ")),
+        rows=True,
+    ),
+    Damage("wrap100_compose", _twice(_hard_wrap(100), _prefix("vllm-1  | ")), rows=True),
+    Damage(
+        "wrap120_actions_stamp",
+        _twice(_hard_wrap(120), _prefix("2026-01-02T03:04:05.1234567Z ")),
+        rows=True,
+    ),
     Damage("smart_quotes", smart_quotes),
     Damage("html_escaped", html_escaped),
 )

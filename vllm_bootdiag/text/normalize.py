@@ -34,6 +34,7 @@ from .line_numbers import strip_line_numbers
 from .rejoin import ReadRows, Row, _rejoin
 from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
+from .stamped import rejoin_stamped
 from .tail import DEFAULT_LINES
 from .wrappers import (
     FENCE,
@@ -301,8 +302,12 @@ def normalize_rows(
     if lookahead and len(lines) > 1:
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
-        joins, rejoins = _rejoin(lines, raw, first_line)
-        lines = list(joins) if rejoins else lines
+        stamped = rejoin_stamped(lines, raw, first_line, _rejoin) if ran & PREFIX_NAMES else None
+        if stamped is not None:  # (a terminal's rows, each stamped: joined with it off)
+            lines, rejoins = stamped
+        else:
+            joins, rejoins = _rejoin(lines, raw, first_line)
+            lines = list(joins) if rejoins else lines
         ran.update(rejoins)
         if any(map(str.startswith, map(itemgetter(0), lines), repeat(_JSON_STARTS))):
             lines = _json_records(lines, raw, first_line, ran)

@@ -188,6 +188,17 @@ def strip_prefixes(text: str) -> tuple[str, list[str]]:
     return (text[pos:] if pos else text), names
 
 
+def prefix_end(text: str, count: int) -> int:
+    """Where the first `count` wrappers `strip_prefixes` peels off `text` end (0: none)."""
+    pos = 0
+    for _ in range(count):
+        m = _NAMED_PREFIX.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+    return pos
+
+
 def json_log(text: str) -> list[str] | None:
     """docker's json-file driver: `{"log":"...\\n","stream":"stderr","time":"..."}`."""
     if not text.startswith("{") or ('"log"' not in text and '"MESSAGE"' not in text):

@@ -88,7 +88,7 @@ def test_no_tail_vllm_printed_nor_a_damage_of_one_is_taken_for_numbered() -> Non
     for log_id, tail in TAILS.items():
         assert strip_line_numbers(tail) is None, log_id
         for d in damages.DAMAGES:
-            if d.name != "cat_n":
+            if not d.name.startswith("cat_n"):
                 assert strip_line_numbers(d.apply(list(tail))) is None, (log_id, d.name)
     for rule in RULES:
         for text in (*rule.examples, *rule.counter_examples):

@@ -225,6 +225,8 @@ DAMAGES: tuple[Damage, ...] = (
     ),
     Damage("smart_quotes", smart_quotes),
     Damage("html_escaped", html_escaped),
+    Damage("cat_n_wrap100", _twice(cat_n, _hard_wrap(100)), rows=True),  # `cat -n` in a terminal
+    Damage("code_block_wrap100", _twice(_prefix("    "), _hard_wrap(100)), rows=True),
 )
 BY_NAME = {d.name: d for d in DAMAGES}
 

@@ -77,7 +77,9 @@ def test_evidence_cites_the_line_the_user_handed_over(damage: damages.Damage) ->
         assert damaged.phase == clean.phase, log_id
 
 
-TEXT_DAMAGES = [d for d in damages.DAMAGES if d.window is None and d.name != "code_block"]
+TEXT_DAMAGES = [
+    d for d in damages.DAMAGES if d.window is None and not d.name.startswith("code_block")
+]
 """Every damage that keeps every line, less a code block's indent: one row's indent cannot
 be told from vLLM's own (its validation blocks indent by two and four, a traceback's code
 by four), so a rule example alone keeps it (tests/test_indented.py: a log's rows decide)."""
@@ -95,7 +97,16 @@ def test_a_damaged_rule_example_keeps_its_kind(damage: damages.Damage) -> None:
     # One line word-wrapped by an editor at 100 columns whose rows reach exactly 100 by
     # chance reads as a terminal's wrap at 100, joined mid-word: the two cannot be told
     # apart from one line. A few examples, never a whole log (tools/damage_recall.py).
-    allowed = len(EXAMPLES) // 12 if damage.name.startswith("fold") else 0
+    # A viewer's line number moves the terminal's cut: a row cut right after a sentence
+    # (`header:`, then ` HeaderTooLarge`) is one full row that ends a sentence, weak evidence
+    # of a wrap in one line alone (a log's many full rows are not).
+    allowed = (
+        len(EXAMPLES) // 12
+        if damage.name.startswith("fold")
+        else len(EXAMPLES) // 100
+        if damage.name == "cat_n_wrap100"
+        else 0
+    )
     assert len(wrong) <= allowed, "\n".join(wrong)
 
 

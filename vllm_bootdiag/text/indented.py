@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .line_numbers import strip_line_numbers
+from .line_numbers import WRAP_WIDTHS, ends_near, strip_line_numbers
 from .wrappers import strip_prefixes
 
 NAME = "indented"
@@ -62,33 +62,114 @@ def _own_line(row: str) -> bool:
 def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     """The rows without the indent common to all of them, and which rows changed; None
     where there is none to take off (the common case costs two tests: a tail's first and
-    last rows that are not blank start at their first column)."""
+    last rows that are not blank start at their first column). A row at its first column
+    after a longer one is the rest of that row that a terminal or an editor wrapped (see
+    `_rest`): it has no indent and keeps its text."""
     if not rows:
         return None
     head, end = rows[0][:1], rows[-1][:1]
-    if (head and head not in _BLANKS) or (end and end not in _BLANKS):
+    if head and head not in _BLANKS and not _indented_near(rows):
         return None  # (most tails: a row at either end starts at its first column)
-    first = next((r for r in rows if r and not r.isspace()), None)
-    if first is None or first[:1] not in _BLANKS:
-        return None
-    last = next(r for r in reversed(rows) if r and not r.isspace())
-    if last[:1] not in _BLANKS:
-        return None
+    if end and end not in _BLANKS and not ends_near(rows, _BLANK_SET):
+        return None  # (a tail that ends on a wrapped row's rest has an indented row near)
+    width = max(map(len, rows))
+    wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]  # (rows this short were not wrapped)
+    if not wrapped and ((head and head not in _BLANKS) or (end and end not in _BLANKS)):
+        return None  # (a row at either end at its first column is a rest only if wrapped)
+    at = next((k for k, r in enumerate(rows) if r[:1] in _BLANK_SET and not r.isspace()), -1)
+    if at < 0 or (at >= _HEAD and any(r and not r.isspace() for r in rows[:at])):
+        return None  # (rows before the first indented one: a rest or two of a row before)
+    first = rows[at]
     if strip_prefixes(first)[1] or strip_line_numbers(rows) is not None:
         return None  # the blanks are a wrapper's (`  | `) or a viewer's (`cat -n`) own
-    indent = first[: len(first) - len(first.lstrip(_BLANKS))]
-    for row in rows:
-        if not row.startswith(indent) and row and not row.isspace():
-            # the blanks all rows share: a prefix of this one's (never past its text)
-            lead = row[: len(row) - len(row.lstrip(_BLANKS))]
-            n = 0
-            while n < len(lead) and n < len(indent) and lead[n] == indent[n]:
-                n += 1
-            indent = indent[:n]
-            if not indent:
-                return None
+    indent = _lead(first)
+    rest = [False] * len(rows)
+    after_full: list[int] = []
+    """Rows led by blanks short of the indent after a full row: indented ones, or the rest
+    of that row, which a terminal cut right before blanks (told once the indent is known)."""
+    for k, row in enumerate(rows):
+        if row.startswith(indent) or not row or row.isspace():
+            continue
+        if k < at or (row[:1] not in _BLANK_SET and wrapped and _rest(rows, k, width)):
+            rest[k] = True
+            continue
+        if wrapped and row[:1] in _BLANK_SET and len(rows[k - 1]) == width:
+            after_full.append(k)
+            continue
+        indent = _shared(indent, [_lead(row)])  # the blanks all rows share (never past text)
+        if not indent:
+            return None
+    short = [k for k in after_full if not rows[k].startswith(indent)]
+    if short:
+        # The blanks those rows share with the indent: the paste's indent, where the
+        # first row's was longer (a viewer's right-aligned line number after it, `cat -n`
+        # pasted as a code block); else they are rests, cut right before their blanks.
+        low = _shared(indent, [_lead(rows[k]) for k in short])
+        if low:
+            got = _cut(rows, rest, low)
+            if got is not None:
+                return got
+        for k in short:
+            rest[k] = True
+    return _cut(rows, rest, indent)
+
+
+def _indented_near(rows: Sequence[str]) -> bool:
+    """Whether a row of the first `_HEAD` past the first starts with a blank (tested one by
+    one: most tails' second row does not, and a generator costs more than the tests)."""
+    n = len(rows)
+    return (
+        (n > 1 and rows[1][:1] in _BLANK_SET)
+        or (n > 2 and rows[2][:1] in _BLANK_SET)
+        or (n > 3 and rows[3][:1] in _BLANK_SET)
+    )
+
+
+def _lead(row: str) -> str:
+    return row[: len(row) - len(row.lstrip(_BLANKS))]
+
+
+def _shared(indent: str, leads: list[str]) -> str:
+    """The blanks at the start of `indent` that every one of `leads` starts with."""
+    n = len(indent)
+    for lead in leads:
+        m = 0
+        while m < n and m < len(lead) and lead[m] == indent[m]:
+            m += 1
+        n = m
+    return indent[:n]
+
+
+def _cut(rows: Sequence[str], rest: list[bool], indent: str) -> tuple[list[str], list[bool]] | None:
+    """The rows with `indent` taken off all but the rests, where a row it came off starts
+    as only a line of its own does (or the rows left are a viewer's numbered ones)."""
     cut = len(indent)
-    out = ["" if row.isspace() else row[cut:] for row in rows]  # (no copy made to test)
-    if not any(map(_own_line, out)) and strip_line_numbers(out) is None:
-        return None
+    out = [
+        row if was else "" if row.isspace() else row[cut:]
+        for row, was in zip(rows, rest, strict=True)
+    ]
+    stripped = [row for row, was in zip(out, rest, strict=True) if not was]
+    if not any(map(_own_line, stripped)) and strip_line_numbers(stripped) is None:
+        return None  # (a rest is no evidence: only a row the indent came off is)
     return out, [a != b for a, b in zip(rows, out, strict=True)]
+
+
+_BLANK_SET = frozenset(_BLANKS)
+_HEAD = 4
+"""The most rows a tail may start with before its first indented one: the rest of a row
+before the tail, cut into rows (the tail is the last rows a worker kept)."""
+
+
+def _rest(rows: Sequence[str], k: int, width: int) -> bool:
+    """Whether row `k`, at its first column, is the rest of the row before it that a
+    terminal or an editor wrapped at `width` (the longest row): the row before is not
+    blank and the whole row would not have fit after it, with the blanks an editor drops
+    at a break (it breaks where the next word does not fit; a terminal's row before is
+    full)."""
+    prev = rows[k - 1]
+    return bool(prev.strip()) and len(prev) + len(rows[k]) + _DROPPED > width
+
+
+_DROPPED = 24
+"""The most blanks an editor may have dropped where it broke a row (a frame's caret line
+starts with 12 or more: a wrap that drops white space at a break takes them all)."""

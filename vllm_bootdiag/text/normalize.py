@@ -258,11 +258,16 @@ def normalize_rows(
     lookahead: bool = True,
     joined: Joined | None = None,
     rows_if_clean: bool = True,
+    shown: Sequence[str] | None = None,
 ) -> tuple[list[Row], tuple[str, ...]]:
     """`normalize`, with each line as a Row (what the pipeline reads). `joined` is `raw`
     joined, when the caller hands it on to triage (one colour-code strip for both).
     `rows_if_clean=False`: where no repair ran, no rows are made (an empty list), for a
-    caller that then reads `raw` itself."""
+    caller that then reads `raw` itself. `shown`: the rows as a terminal or an editor
+    showed them, one for each of `raw`'s, where a tail-wide step took a viewer's line
+    numbers or an indent off them (None: `raw` itself): the rejoin reads their lengths, the
+    widths the rows were wrapped at."""
+    widths = raw if shown is None else shown
     if joined is None:
         joined = Joined.of(raw)
     if holds_invisible(joined.doc):  # (O(1) for an ASCII text: a flag)
@@ -281,16 +286,20 @@ def normalize_rows(
     numbered = strip_line_numbers(raw)  # (two tests where no end row starts with a digit)
     if numbered is not None:
         rows, changed = numbered
-        return _pre_repaired(rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead)
+        return _pre_repaired(
+            rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead, widths
+        )
     indented = strip_indent(raw)  # (two tests where an end row starts at its first column)
     if indented is not None:
         rows, changed = indented
-        return _pre_repaired(rows, range(len(rows)), changed, INDENTED, first_line, lookahead)
+        return _pre_repaired(
+            rows, range(len(rows)), changed, INDENTED, first_line, lookahead, widths
+        )
     ran: set[str] = set()
     damaged, slow = _check(joined)
     if not damaged:
         if lookahead and len(raw) > 1 and slow != []:  # (only a slow row can go on another)
-            joins, rejoins = _rejoin(ReadRows(raw, first_line), raw, first_line, slow)
+            joins, rejoins = _rejoin(ReadRows(raw, first_line), widths, first_line, slow)
             if rejoins:
                 return list(joins), tuple(s.name for s in STEPS if s.name in rejoins)
         if not rows_if_clean:
@@ -302,11 +311,12 @@ def normalize_rows(
     if lookahead and len(lines) > 1:
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
+            widths = raw if shown is None else [t.replace(NO_BREAK_SPACE, " ") for t in shown]
         stamped = rejoin_stamped(lines, raw, first_line, _rejoin) if ran & PREFIX_NAMES else None
         if stamped is not None:  # (a terminal's rows, each stamped: joined with it off)
             lines, rejoins = stamped
         else:
-            joins, rejoins = _rejoin(lines, raw, first_line)
+            joins, rejoins = _rejoin(lines, widths, first_line)
             lines = list(joins) if rejoins else lines
         ran.update(rejoins)
         if any(map(str.startswith, map(itemgetter(0), lines), repeat(_JSON_STARTS))):
@@ -321,12 +331,14 @@ def _pre_repaired(
     name: str,
     first_line: int,
     lookahead: bool,
+    shown: Sequence[str] | None = None,
 ) -> tuple[list[Row], tuple[str, ...]]:
     """`normalize_rows` of the rows a tail-wide step (`name`) made of the input's: row `k`
     came from the input's row `origin[k]` (changed by the step where `changed[k]`), and
     each row out cites the input rows it was built from and names the step where one of
-    its rows changed."""
-    out, ran = normalize_rows(rows, lookahead=lookahead)
+    its rows changed. `shown`: see `normalize_rows` (a step that kept the rows one for one
+    and took what a viewer put in front of them)."""
+    out, ran = normalize_rows(rows, lookahead=lookahead, shown=shown)
     named: list[Row] = []
     for text, first, last, repairs in out:
         if any(changed[first - 1 : last]):

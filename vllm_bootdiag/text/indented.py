@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .line_numbers import WRAP_WIDTHS, ends_near, strip_line_numbers
+from .line_numbers import WRAP_WIDTHS, ends_near, full_head, strip_line_numbers
+from .widths import longest_worded
 from .wrappers import strip_prefixes
 
 NAME = "indented"
@@ -68,17 +69,17 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     if not rows:
         return None
     head, end = rows[0][:1], rows[-1][:1]
-    if head and head not in _BLANKS and not _indented_near(rows):
+    if head and head not in _BLANKS and not _indented_near(rows) and not _head(rows):
         return None  # (most tails: a row at either end starts at its first column)
     if end and end not in _BLANKS and not ends_near(rows, _BLANK_SET):
         return None  # (a tail that ends on a wrapped row's rest has an indented row near)
-    width = max(map(len, rows))
+    width = longest_worded(rows, max(rows, key=len))  # (an editor keeps a long word whole)
     wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]  # (rows this short were not wrapped)
     if not wrapped and ((head and head not in _BLANKS) or (end and end not in _BLANKS)):
         return None  # (a row at either end at its first column is a rest only if wrapped)
     at = next((k for k, r in enumerate(rows) if r[:1] in _BLANK_SET and not r.isspace()), -1)
-    if at < 0 or (at >= _HEAD and any(r and not r.isspace() for r in rows[:at])):
-        return None  # (rows before the first indented one: a rest or two of a row before)
+    if at < 0 or (at >= _HEAD and not _head(rows, at)):
+        return None  # (rows before the first indented one: the rest of a row before)
     first = rows[at]
     if strip_prefixes(first)[1] or strip_line_numbers(rows) is not None:
         return None  # the blanks are a wrapper's (`  | `) or a viewer's (`cat -n`) own
@@ -123,6 +124,11 @@ def _indented_near(rows: Sequence[str]) -> bool:
         or (n > 2 and rows[2][:1] in _BLANK_SET)
         or (n > 3 and rows[3][:1] in _BLANK_SET)
     )
+
+
+def _head(rows: Sequence[str], at: int = -1) -> bool:
+    """`full_head` for an indented row."""
+    return full_head(rows, lambda r: r[:1] in _BLANK_SET, at)
 
 
 def _lead(row: str) -> str:
@@ -170,6 +176,6 @@ def _rest(rows: Sequence[str], k: int, width: int) -> bool:
     return bool(prev.strip()) and len(prev) + len(rows[k]) + _DROPPED > width
 
 
-_DROPPED = 24
+_DROPPED = 48
 """The most blanks an editor may have dropped where it broke a row (a frame's caret line
 starts with 12 or more: a wrap that drops white space at a break takes them all)."""

@@ -14,7 +14,7 @@ rows, or an editor, starts the rest at the first column).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 NAME = "line_numbers"
 
@@ -23,6 +23,9 @@ _NUMBER = re.compile(r"[ \t\xa0]{0,7}(\d{1,7})(?:\t|[ \xa0]+)")
 (`cat -n`, `nl`) or the spaces (`less -N`, vim: one) after it. Of the spaces, only as
 many as the tail's fewest are the viewer's: a row's own indent (a frame's) follows them.
 A no-break space counts as a space (a copy from a rendered page made every space one)."""
+_SHIFTED = re.compile(r"[ \t\xa0]{8,}\d{1,7}(?:\t|[ \xa0])")
+"""A number column behind more blanks than a viewer's: an indent in front of it (a numbered
+log pasted as a code block), for the indent's step to take off first; never a rest."""
 _FIRST = frozenset(" \t\xa00123456789")
 """What a numbered row starts with: any other first character at either end of the tail
 says it is not numbered, with no pattern run."""
@@ -48,18 +51,39 @@ def ends_near(rows: Sequence[str], first: frozenset[str]) -> bool:
     return any(row[:1] in first for row in rows[-REST_ROWS:])
 
 
+LONG_HEAD = 64
+"""The most full rows a tail may start with before the first row a viewer marked."""
+
+
+def full_head(rows: Sequence[str], marked: Callable[[str], bool], at: int = -1) -> bool:
+    """Whether the tail starts with a terminal's full rows of one line cut before the tail
+    (a config dump of 2,000 characters is 25 rows of 80): rows of one length (the first
+    two: one test, where most tails' first two rows differ), then a row `marked` by the
+    viewer (numbered, indented) within `LONG_HEAD` rows (`at`: the first, where known)."""
+    n = len(rows[0])
+    if len(rows) < 3 or len(rows[1]) != n or not WRAP_WIDTHS[0] <= n <= WRAP_WIDTHS[1]:
+        return False
+    if at < 0:
+        at = next((k for k, r in enumerate(rows[:LONG_HEAD]) if marked(r)), -1)
+    return 0 < at < LONG_HEAD and all(len(r) == n for r in rows[: at - 1])
+
+
+def _numbered(row: str) -> bool:
+    return row[:1] in _FIRST and _NUMBER.match(row) is not None
+
+
 def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     """The rows without a viewer's line numbers, and which rows changed; None where the
     rows are not numbered (then nothing is changed: the common case costs two tests)."""
     if (not rows or rows[0][:1] not in _FIRST) and (
-        len(rows) < 2 or rows[1][:1] not in _FIRST or _NUMBER.match(rows[1]) is None
+        len(rows) < 2 or (not _numbered(rows[1]) and not full_head(rows, _numbered))
     ):
-        return None  # (a tail may start on a wrapped row's rest: then its next is numbered)
+        return None  # (a tail may start on a wrapped row's rest: then a row near is numbered)
     if rows[-1][:1] not in _FIRST and not ends_near(rows, _FIRST):
         return None
     # the first and last numbered rows: a tail may start on a wrapped row's blank column,
     # and end on a blank row (`nl`) or a long row's rest (each match fails within 8 blanks)
-    first = next(filter(None, map(_NUMBER.match, rows)), None)
+    at, first = next(((k, m) for k, m in enumerate(map(_NUMBER.match, rows)) if m), (0, None))
     last = next(filter(None, map(_NUMBER.match, reversed(rows))), None)
     if first is None or last is None or int(last[1]) - int(first[1]) >= len(rows):
         return None  # (numbered rows count up by one: the last is at most len - 1 past)
@@ -94,14 +118,12 @@ def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | No
         elif row[:gutter].isspace():  # a wrapped row, its number column blank
             out.append(row[gutter:])
             changed.append(True)
-        elif wrapped and (
-            (m is None or len(rows[k - 1]) == width) and rows[k - 1].strip()
-            if k
-            else matches[1:2] != [None]
+        elif _SHIFTED.match(row) is None and (
+            k < at or (wrapped and (m is None or len(rows[k - 1]) == width) and rows[k - 1].strip())
         ):
             # the rest of the row before, which a terminal or an editor wrapped: at the first
-            # column, after a row that is not blank (the tail's first row: the rest of a row
-            # before the tail, where the next one is numbered); one that reads as a number
+            # column, after a row that is not blank (the rows before the first numbered one:
+            # the rest of a row before the tail, see above); one that reads as a number
             # that is not the next only after a full row (a terminal cut before it). Any such
             # row: an editor that dropped a frame's indent at the break left a row whose
             # first word would have fit, and the numbers counting up are the evidence.

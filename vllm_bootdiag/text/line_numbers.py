@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from .widths import longest_worded
+
 NAME = "line_numbers"
 
 _NUMBER = re.compile(r"[ \t\xa0]{0,7}(\d{1,7})(?:\t|[ \xa0]+)")
@@ -43,6 +45,14 @@ of a line 16 times its width): past them, the tail is not read as numbered."""
 WRAP_WIDTHS = (40, 300)
 """The widths a terminal or an editor wraps at (the rejoin's): the longest row of a tail
 whose rows were wrapped is one."""
+
+
+def wrap_width(rows: Sequence[str]) -> int:
+    """The width a terminal or an editor wrapped `rows` at, were they wrapped: the longest
+    row with a space inside (an editor keeps a longer word whole), or the longest row where
+    none has one (a copy from a rendered page made every space a no-break space)."""
+    longest = max(rows, key=len)
+    return longest_worded(rows, longest) or len(longest)
 
 
 def ends_near(rows: Sequence[str], first: frozenset[str]) -> bool:
@@ -104,7 +114,7 @@ def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | No
     gutter = first.end(1) + (1 if tabbed else spaces)
     previous = int(first[1]) - 1
     rests = 0
-    width = max(map(len, rows))
+    width = wrap_width(rows)
     wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]  # (rows this short were not wrapped)
     for k, (row, m) in enumerate(zip(rows, matches, strict=True)):
         if m is not None and int(m[1]) == previous + 1:

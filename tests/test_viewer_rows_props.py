@@ -4,6 +4,9 @@ alone that hold no viewer's mark at all."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +20,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 _ROW = st.lists(_PIECES, max_size=12).map("".join)
 _ROWS = st.lists(_ROW, max_size=40)
+Step = Callable[[Sequence[str]], tuple[list[str], list[bool]] | None]
 
 
 def _suffixes(rows: list[str], out: list[str], changed: list[bool]) -> None:
@@ -26,18 +30,11 @@ def _suffixes(rows: list[str], out: list[str], changed: list[bool]) -> None:
         assert was == (row != new)
 
 
+@pytest.mark.parametrize("step", [strip_indent, strip_line_numbers], ids=["indent", "numbers"])
 @settings(max_examples=400, deadline=None)
-@given(_ROWS)
-def test_the_indent_step_only_takes_a_rows_start_off(rows: list[str]) -> None:
-    got = strip_indent(rows)
-    if got is not None:
-        _suffixes(rows, *got)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_ROWS)
-def test_the_line_number_step_only_takes_a_rows_start_off(rows: list[str]) -> None:
-    got = strip_line_numbers(rows)
+@given(rows=_ROWS)
+def test_a_viewer_step_only_takes_a_rows_start_off(step: Step, rows: list[str]) -> None:
+    got = step(rows)
     if got is not None:
         _suffixes(rows, *got)
 

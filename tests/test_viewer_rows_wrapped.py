@@ -25,6 +25,7 @@ TAILS = {e.id: logtail.read_tail(e.log_path) for e in corpus.entries(_CORPUS)}
 
 _VIEWERS = {"cat_n": damages.cat_n, "code_block": lambda lines: ["    " + s for s in lines]}
 WRONG_AT_MOST: dict[tuple[str, int | str], int] = {
+    # `columns`: a terminal's (or `fold`'s) cut at a column, `cat -n`'s tab reaching column 8.
     # A long OOM sentence cut where a row ends a sentence (one full row, weak evidence of a
     # wrap); a config dump's rows read as an indent's rests where the tail starts inside it;
     # an editor's fold that dropped a frame's indent at its break (textwrap drops it all),
@@ -33,6 +34,8 @@ WRONG_AT_MOST: dict[tuple[str, int | str], int] = {
     ("cat_n", 100): 0,
     ("cat_n", 120): 0,
     ("cat_n", "fold100"): 4,
+    ("cat_n", "columns80"): 1,
+    ("cat_n", "columns100"): 0,
     ("code_block", 80): 4,
     ("code_block", 100): 0,
     ("code_block", 120): 1,
@@ -42,10 +45,29 @@ WRONG_AT_MOST: dict[tuple[str, int | str], int] = {
 wrong numbered, 212-222 indented."""
 
 
+def _by_columns(rows: list[str], width: int) -> list[str]:
+    """Rows cut where a terminal (or `fold`) cuts them: at a column, a tab reaching the next
+    stop of 8, kept as a tab in the row (what `cat -n LOG | fold -w 100` gives)."""
+    out: list[str] = []
+    for row in rows:
+        col = start = 0
+        for i, ch in enumerate(row):
+            w = 8 - col % 8 if ch == "\t" else 1
+            if col + w > width:
+                out.append(row[start:i])
+                start, col = i, 0
+                w = 8 if ch == "\t" else 1
+            col += w
+        out.append(row[start:])
+    return out
+
+
 def _wrapped(viewer: str, width: int | str, lines: list[str]) -> list[str]:
     rows = _VIEWERS[viewer](list(lines))
-    if isinstance(width, str):  # an editor's fold (textwrap), as the damage suite makes it
-        return damages.BY_NAME[width].apply(rows)
+    if isinstance(width, str):
+        if width.startswith("columns"):
+            return _by_columns(rows, int(width.removeprefix("columns")))
+        return damages.BY_NAME[width].apply(rows)  # an editor's fold (textwrap)
     return [row[i : i + width] for row in rows for i in range(0, max(len(row), 1), width)]
 
 

@@ -20,7 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .line_numbers import WRAP_WIDTHS, ends_near, full_head, strip_line_numbers, wrap_width
+from .line_numbers import (
+    WRAP_WIDTHS,
+    as_shown,
+    ends_near,
+    full_head,
+    strip_line_numbers,
+    wrap_width,
+)
 from .wrappers import strip_prefixes
 
 NAME = "indented"
@@ -72,7 +79,8 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
         return None  # (most tails: a row at either end starts at its first column)
     if end and end not in _BLANKS and not ends_near(rows, _BLANK_SET):
         return None  # (a tail that ends on a wrapped row's rest has an indented row near)
-    width = wrap_width(rows)
+    shown = as_shown(rows)
+    width = wrap_width(shown)
     wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]  # (rows this short were not wrapped)
     if not wrapped and ((head and head not in _BLANKS) or (end and end not in _BLANKS)):
         return None  # (a row at either end at its first column is a rest only if wrapped)
@@ -90,10 +98,10 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
     for k, row in enumerate(rows):
         if row.startswith(indent) or not row or row.isspace():
             continue
-        if k < at or (row[:1] not in _BLANK_SET and wrapped and _rest(rows, k, width)):
+        if k < at or (row[:1] not in _BLANK_SET and wrapped and _rest(shown, k, width)):
             rest[k] = True
             continue
-        if wrapped and row[:1] in _BLANK_SET and len(rows[k - 1]) == width:
+        if wrapped and row[:1] in _BLANK_SET and len(shown[k - 1]) == width:
             after_full.append(k)
             continue
         indent = _shared(indent, [_lead(row)])  # the blanks all rows share (never past text)

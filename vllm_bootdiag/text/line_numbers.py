@@ -47,6 +47,22 @@ WRAP_WIDTHS = (40, 300)
 whose rows were wrapped is one."""
 
 
+def as_shown(rows: Sequence[str]) -> Sequence[str]:
+    """The rows as they were wrapped: a terminal wraps at a column, tabs expanded to its stops
+    of 8 (`cat -n` puts one after each number), a tool that cuts characters counts a tab as
+    one. Where rows hold tabs, the reading under which more rows are exactly as long as the
+    longest (cut there) is taken."""
+    if not any("\t" in r for r in rows):
+        return rows
+    expanded = [r.expandtabs() if "\t" in r else r for r in rows]
+    return expanded if _full_rows(expanded) > _full_rows(rows) else rows
+
+
+def _full_rows(rows: Sequence[str]) -> int:
+    width = max(map(len, rows))
+    return sum(len(r) == width for r in rows)
+
+
 def wrap_width(rows: Sequence[str]) -> int:
     """The width a terminal or an editor wrapped `rows` at, were they wrapped: the longest
     row with a space inside (an editor keeps a longer word whole), or the longest row where
@@ -114,7 +130,8 @@ def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | No
     gutter = first.end(1) + (1 if tabbed else spaces)
     previous = int(first[1]) - 1
     rests = 0
-    width = wrap_width(rows)
+    shown = as_shown(rows)
+    width = wrap_width(shown)
     wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]  # (rows this short were not wrapped)
     for k, (row, m) in enumerate(zip(rows, matches, strict=True)):
         if m is not None and int(m[1]) == previous + 1:
@@ -129,7 +146,8 @@ def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | No
             out.append(row[gutter:])
             changed.append(True)
         elif _SHIFTED.match(row) is None and (
-            k < at or (wrapped and (m is None or len(rows[k - 1]) == width) and rows[k - 1].strip())
+            k < at
+            or (wrapped and (m is None or len(shown[k - 1]) == width) and rows[k - 1].strip())
         ):
             # the rest of the row before, which a terminal or an editor wrapped: at the first
             # column, after a row that is not blank (the rows before the first numbered one:

@@ -30,7 +30,7 @@ from .invisible import NAME as INVISIBLE_CHARACTERS
 from .invisible import holds_invisible, strip_invisible
 from .joined import Joined
 from .line_numbers import NAME as LINE_NUMBERS
-from .line_numbers import strip_line_numbers
+from .line_numbers import as_shown, strip_line_numbers
 from .rejoin import ReadRows, Row, _rejoin
 from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
@@ -287,13 +287,13 @@ def normalize_rows(
     if numbered is not None:
         rows, changed = numbered
         return _pre_repaired(
-            rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead, widths
+            rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead, as_shown(widths)
         )
     indented = strip_indent(raw)  # (two tests where an end row starts at its first column)
     if indented is not None:
         rows, changed = indented
         return _pre_repaired(
-            rows, range(len(rows)), changed, INDENTED, first_line, lookahead, widths
+            rows, range(len(rows)), changed, INDENTED, first_line, lookahead, as_shown(widths)
         )
     ran: set[str] = set()
     damaged, slow = _check(joined)

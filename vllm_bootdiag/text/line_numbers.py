@@ -54,7 +54,10 @@ def as_shown(rows: Sequence[str]) -> Sequence[str]:
     longest (cut there) is taken."""
     if not any("\t" in r for r in rows):
         return rows
-    expanded = [r.expandtabs() if "\t" in r else r for r in rows]
+    # (a row past the widest terminal is no terminal's row whatever its tabs: left as it is,
+    # so 400 rows of 16 KB of tabs are not made 50 MB of blanks)
+    top = WRAP_WIDTHS[1]
+    expanded = [r.expandtabs() if "\t" in r and len(r) <= top else r for r in rows]
     return expanded if _full_rows(expanded) > _full_rows(rows) else rows
 
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .widths import longest_worded
+from .wrappers import FENCE
 
 NAME = "line_numbers"
 
@@ -31,6 +32,7 @@ log pasted as a code block), for the indent's step to take off first; never a re
 _FIRST = frozenset(" \t\xa00123456789")
 """What a numbered row starts with: any other first character at either end of the tail
 says it is not numbered, with no pattern run."""
+_FENCE_STARTS = frozenset(("```", "~~~"))
 MIN_ROWS = 3
 """Fewer rows numbered with a space after the number than this are no evidence of a
 viewer (two rows of a table may count up by one). One row will do where a tab follows
@@ -145,6 +147,9 @@ def strip_line_numbers(rows: Sequence[str]) -> tuple[list[str], list[bool]] | No
         elif not row.strip():
             out.append("")
             changed.append(row != "")
+        elif row[:3] in _FENCE_STARTS and FENCE.fullmatch(row):  # a paste's code fence
+            out.append(row)
+            changed.append(False)
         elif row[:gutter].isspace():  # a wrapped row, its number column blank
             out.append(row[gutter:])
             changed.append(True)

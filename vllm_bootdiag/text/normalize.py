@@ -289,6 +289,13 @@ def normalize_rows(
         return _pre_repaired(
             rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead, as_shown(widths)
         )
+    behind = _numbered_behind_prefixes(raw)  # (a memchr where the end rows hold no tab)
+    if behind is not None:
+        rows, changed, names = behind
+        out, inner = _pre_repaired(
+            rows, range(len(rows)), changed, LINE_NUMBERS, first_line, lookahead, as_shown(widths)
+        )
+        return [(t, f, z, (*names, *r)) for t, f, z, r in out], (*names, *inner)
     indented = strip_indent(raw)  # (two tests where an end row starts at its first column)
     if indented is not None:
         rows, changed = indented
@@ -322,6 +329,28 @@ def normalize_rows(
         if any(map(str.startswith, map(itemgetter(0), lines), repeat(_JSON_STARTS))):
             lines = _json_records(lines, raw, first_line, ran)
     return lines, tuple(s.name for s in STEPS if s.name in ran) if ran else ()
+
+
+def _numbered_behind_prefixes(
+    raw: Sequence[str],
+) -> tuple[list[str], list[bool], tuple[str, ...]] | None:
+    """`cat -n`'s rows behind a tool's prefix on every row (a CI job that printed the log
+    numbered, a quoted reply): the rows with the prefix and the numbers off, which rows
+    changed, and the prefix's names; None where the end rows hold no tab after a prefix
+    (`cat -n`'s, after its number) or the bare rows are not numbered."""
+    if len(raw) < 2 or not ("\t" in raw[0] or "\t" in raw[1]):
+        return None  # (the first row, or the one after a quoted fence's)
+    if not ("\t" in raw[-1] or "\t" in raw[-2]):
+        return None
+    first, names = strip_prefixes(raw[0] if "\t" in raw[0] else raw[1])
+    if not names or first[:1] not in " 0123456789":
+        return None
+    bare = [strip_prefixes(row)[0] for row in raw]
+    numbered = strip_line_numbers(bare)
+    if numbered is None:
+        return None
+    rows, _ = numbered
+    return rows, [a != b for a, b in zip(raw, rows, strict=True)], tuple(dict.fromkeys(names))
 
 
 def _pre_repaired(

@@ -52,3 +52,23 @@ def test_rows_wrapped_then_stamped_keep_the_answer_and_its_lines(width: int, sta
             rejoined += 1
     assert not wrong, "\n".join(wrong)
     assert rejoined >= 10
+
+
+MORE = {
+    "fold100": damages._fold(100),
+    "wrap120_wrap80": damages._twice(damages._hard_wrap(120), damages._hard_wrap(80)),
+    "code_block_wrap80": damages._twice(damages._prefix("    "), damages._hard_wrap(80)),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_the_stamped_rows_are_read_as_a_tail_of_their_own(name: str) -> None:
+    """With the stamp off the rows are read as any tail is: an editor's wrap, a wrap twice,
+    an indent put on before the terminal's cut (a code block shown in a terminal, copied
+    into a CI page or journald) answer as the same rows with no stamp do."""
+    for log_id, lines in LOGS.items():
+        rows = MORE[name](list(lines))
+        want = damages.answer(rows)
+        for stamp in ("ci_gutter", "journald"):
+            got = damages.answer(damages._prefix(STAMPS[stamp])(rows))
+            assert got[:2] == want[:2], (log_id, stamp)

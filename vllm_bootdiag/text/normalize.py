@@ -14,7 +14,7 @@ one line at a time) turns off the steps that need the following lines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import itemgetter
 from typing import NamedTuple
@@ -319,7 +319,11 @@ def normalize_rows(
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
             widths = raw if shown is None else [t.replace(NO_BREAK_SPACE, " ") for t in shown]
-        stamped = rejoin_stamped(lines, raw, first_line, _rejoin) if ran & PREFIX_NAMES else None
+        stamped = (
+            rejoin_stamped(lines, raw, first_line, _bare_tail(lookahead))
+            if ran & PREFIX_NAMES
+            else None
+        )
         if stamped is not None:  # (a terminal's rows, each stamped: joined with it off)
             lines, rejoins = stamped
         else:
@@ -383,3 +387,8 @@ def normalize(
     need following lines (rejoining wrapped lines). A clean vLLM log comes back unchanged."""
     rows, ran = normalize_rows(raw, first_line=first_line, lookahead=lookahead)
     return [Line(*row) for row in rows], ran
+
+
+def _bare_tail(lookahead: bool) -> Callable[[Sequence[str]], tuple[list[Row], tuple[str, ...]]]:
+    """How `stamped` reads a tail's rows with the stamp off: as a tail of their own."""
+    return lambda rows: normalize_rows(rows, lookahead=lookahead)

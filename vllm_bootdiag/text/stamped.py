@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .wrappers import PREFIX_NAMES, prefix_end
+from .wrappers import PREFIX_NAMES, prefix_end, strip_prefixes
 
 Row = tuple[str, int, int, tuple[str, ...]]
-Rejoin = Callable[[Sequence[Row], Sequence[str], int], tuple[Sequence[Row], set[str]]]
+Normalize = Callable[[Sequence[str]], tuple[list[Row], tuple[str, ...]]]
 
 _STAMPS = PREFIX_NAMES - {"markdown_quote"}
 """The prefixes a tool stamps on each line it logs (a quote is a paste's: the rejoin reads
@@ -53,30 +53,31 @@ def stamped_names(lines: Sequence[Row]) -> tuple[str, ...] | None:
 
 
 def rejoin_stamped(
-    lines: Sequence[Row], raw: Sequence[str], base: int, rejoin: Rejoin
+    lines: Sequence[Row], raw: Sequence[str], base: int, normalize: Normalize
 ) -> tuple[list[Row], set[str]] | None:
-    """`lines` rejoined as the tail they were before each row was stamped (`rejoin` reads
-    the rows bare, their widths those of `raw`'s rows with the stamp off), each row out
-    behind its first row's repairs; None where the tail is not stamped row by row or no row
-    goes on another."""
+    """`raw` read as the tail it was before each row was stamped: its rows with the stamp
+    off, as `normalize` reads a tail (its widths those of the bare rows, an indent put on
+    before the terminal's cut taken off as well), each row out behind the stamp; None where
+    `lines` (the rows the per-line steps made of `raw`) are not stamped row by row, or no
+    row of the bare tail goes on another (the rows as the per-line steps left them are
+    the answer then)."""
     names = stamped_names(lines)
     if names is None:
         return None
-    bare_raw = _bare(raw, names, lines, base)
-    bare: list[Row] = []
-    for text, first, last, repairs in lines:
-        if repairs == names:  # (the row as the terminal cut it)
-            bare.append((bare_raw[first - base], first, last, ()))
-        else:  # (a blank row left bare, or one another step changed)
-            bare.append((text, first, last, _less(repairs, names)))
-    joined, ran = rejoin(bare, bare_raw, base)
-    if not ran:
+    bare = _bare(raw, names, lines, base)
+    top = next((row for row in bare if row.strip()), "")
+    if strip_prefixes(top)[1]:
+        return None  # (a wrapper again: 16 KB of `| ` are 8,000 gutters, not a stamp)
+    rows, ran = normalize(bare)
+    if not _REJOINS.intersection(ran):
         return None
-    at = {row[1]: row[3] for row in reversed(lines)}  # (a line's first row's repairs)
     out: list[Row] = []
-    for t, f, z, r in joined:
-        out.append((t, f, z, tuple(dict.fromkeys((*names, *at[f], *r)))))
-    return out, ran
+    for text, first, last, repairs in rows:
+        out.append((text, base + first - 1, base + last - 1, (*names, *repairs)))
+    return out, {*names, *ran}
+
+
+_REJOINS = frozenset(("rejoin_wrapped", "rejoin_reflowed"))
 
 
 def _bare(raw: Sequence[str], names: tuple[str, ...], lines: Sequence[Row], base: int) -> list[str]:
@@ -100,7 +101,3 @@ def _bare(raw: Sequence[str], names: tuple[str, ...], lines: Sequence[Row], base
             end = short
         out.append(text[end:])
     return out
-
-
-def _less(repairs: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n for n in repairs if n not in names) if repairs else repairs

@@ -43,6 +43,22 @@ WRONG_AT_MOST: dict[tuple[str, int | str], int] = {
 }
 """Measured on the corpus (226 tails): before the rests were read, 130-144 of them were
 wrong numbered, 212-222 indented."""
+VERSION_OR_PHASE_AT_MOST: dict[tuple[str, int | str], int] = {
+    # Measured 2026-12-02 and not yet read case by case: a cut line that is not joined
+    # again can hide the version line or a phase's marker while the kind and numbers stay
+    # (an editor's fold of numbered rows loses the most). A bound, to lower, not a target.
+    ("cat_n", 80): 3,
+    ("cat_n", 100): 5,
+    ("cat_n", 120): 0,
+    ("cat_n", "fold100"): 19,
+    ("cat_n", "columns80"): 9,
+    ("cat_n", "columns100"): 1,
+    ("code_block", 80): 5,
+    ("code_block", 100): 1,
+    ("code_block", 120): 1,
+    ("code_block", "fold100"): 11,
+}
+"""Of the same tails, how many state another vLLM version or phase than the clean lines do."""
 
 
 def _by_columns(rows: list[str], width: int) -> list[str]:
@@ -87,13 +103,16 @@ def _read(lines: list[str], viewer: str, width: int | str) -> list[str]:
 )
 def test_a_viewers_rows_wrapped_read_as_the_tail(case: tuple[str, int]) -> None:
     viewer, width = case
-    wrong = []
+    wrong, stated = [], []
     for log_id, tail in TAILS.items():
         want = damages.answer(_read(list(tail), viewer, width))
         got = damages.answer(_wrapped(viewer, width, tail))
         if got[:2] != want[:2]:
             wrong.append(f"{log_id}: {got[0]} (want {want[0]})")
+        if got[2:] != want[2:]:
+            stated.append(f"{log_id}: version, phase {got[2:]} (want {want[2:]})")
     assert len(wrong) <= WRONG_AT_MOST[case], "\n".join(wrong)
+    assert len(stated) <= VERSION_OR_PHASE_AT_MOST[case], "\n".join(stated)
 
 
 def test_evidence_cites_the_row_its_line_starts_on() -> None:

@@ -36,6 +36,7 @@ from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
 from .stamped import rejoin_stamped
 from .tail import DEFAULT_LINES
+from .widths import caret_widths
 from .wrappers import (
     FENCE,
     PREFIX_NAMES,
@@ -319,6 +320,8 @@ def normalize_rows(
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)
             widths = raw if shown is None else [t.replace(NO_BREAK_SPACE, " ") for t in shown]
+        if "caret_ansi" in ran:  # (the widths the rows were cut at: see `caret_widths`)
+            widths = caret_widths(widths)
         stamped = (
             rejoin_stamped(lines, raw, first_line, _bare_tail(lookahead))
             if ran & PREFIX_NAMES

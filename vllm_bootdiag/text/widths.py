@@ -111,3 +111,46 @@ def editor_width(texts: Sequence[str], wide: int) -> int:
         if lengths[n] + lengths[n - 1] + lengths[n - 2] >= 3:
             return n
     return -1
+
+
+_CARET = re.compile(r"(?:\^\[|␛)\[[0-9;?]*[A-Za-z]")
+"""One colour code in caret notation (`wrappers.ansi_text` takes them off)."""
+
+
+def caret_widths(rows: Sequence[str]) -> list[str]:
+    """The rows as a terminal or an editor cut them, where they hold colour codes in caret
+    notation (`^[[0;36m`, which `ansi_text` takes off): each row as wide as what was cut.
+    A terminal that showed the colours cut its rows at W visible columns (the codes count
+    none: a caret copy of the screen), `fold` or an editor cut a file that held the ESC bytes
+    (each code one column a byte) or the caret text (each character one); and where the codes
+    a row held when cut are followed by codes a tool coloured it with after the cut (vLLM's
+    tag coloured, then a level), the first count and the others do not. W is the widest row
+    with its codes off (a code-free row, a line's rest, is as wide as it shows); each row is
+    read as the widest of these readings that is no wider than W (a terminal's full row, or
+    an editor's, at most W), a row with no code as it is."""
+    shown: list[str] = []
+    codes: list[list[int]] = []
+    for row in rows:
+        found = [m.span() for m in _CARET.finditer(row)] if "[" in row else []
+        if found:
+            text = _CARET.sub("", row)
+            codes.append([b - a for a, b in found] + [int(row[a] == "^") for a, _ in found])
+        else:
+            text = row
+            codes.append([])
+        shown.append(text)
+    width = max((n for n in map(len, shown) if n <= 300), default=0)
+    out: list[str] = []
+    for text, held in zip(shown, codes, strict=True):
+        if held and len(text) < width:
+            need, n = width - len(text), len(held) // 2
+            as_text = as_bytes = best = 0
+            for k in range(n):
+                as_text += held[k]
+                as_bytes += held[k] - held[n + k]  # (`^[` is one ESC byte)
+                if as_bytes > need:
+                    break
+                best = as_text if as_text <= need else as_bytes
+            text += "^" * best
+        out.append(text)
+    return out

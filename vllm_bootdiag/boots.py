@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import compress
 from operator import itemgetter
 
 from .outcomes.lifecycle import error_looking_at_start, may_look_like_error
@@ -116,11 +117,10 @@ def _first_maybe_failure(tail: Tail) -> int | None:
     """The first candidate line `_last_failure` may read as a failure (`may_look_like_error`:
     an error word, colour codes or a long line), None where there is none: no failure line
     lies before it, so no weak event before it can start a boot."""
-    lines = tail.lines
-    for i in tail.other:
-        if may_look_like_error(lines[i]):
-            return i
-    return None
+    # (the first of a lazy `compress`: each line is tested until one holds, with no loop of
+    # bytecode around the test)
+    other = tail.other
+    return next(compress(other, map(may_look_like_error, map(tail.lines.__getitem__, other))), None)
 
 
 def _offset(tail: Tail, index: int) -> int:
@@ -139,14 +139,16 @@ def _one_pid_before(
     names one pid; None where two pids may differ, or a tag is not closed on its line.
 
     `untagged`: `Joined.untagged` of `doc` (the tags that start lines taken off). Where it
-    holds one API server's tag at most and its text none, every such tag in `doc` is that
-    one at a line's start (a tag holds no `(` but its first, and no newline), so one search
-    for it answers, not the two counts below (`_one_pid_before_long`, held equal by
-    tests/test_boots_one_pid.py)."""
-    if untagged is not None and "\x1b" not in doc:  # (then its text is `doc`'s, tags off)
+    holds one API server's tag at most and its text none before `end`, every such tag in
+    `doc[:end]` is that one at a line's start (a tag holds no `(` but its first, no newline
+    and no colour code), so one search for it answers, not the two counts below
+    (`_one_pid_before_long`, held equal by tests/test_boots_one_pid.py). The text is `doc`
+    less its tags and codes: what `doc[:end]` holds lies in its first `end` characters, and
+    that much is searched, not the lines after (the failure and its traceback)."""
+    if untagged is not None:
         text, tags = untagged
         api = [tag for tag in tags if tag.startswith(_API_TAG)]
-        if len(api) <= 1 and _API_TAG not in text:
+        if len(api) <= 1 and text.find(_API_TAG, 0, end) < 0:
             return bool(api) and doc.find(api[0], 0, end) >= 0
     return _one_pid_before_long(doc, end)
 

@@ -87,7 +87,7 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
     if broken:
         # An element is one line as a worker kept it, with its newline (`for line in
         # proc.stdout`) or without: joined as the file held them, never a blank line between.
-        if flat is not None and all(map(str.endswith, kept, repeat("\n"))):
+        if all(map(str.endswith, kept, repeat("\n"))):
             text = flat
         else:
             text = "\n".join(s[:-1] if s.endswith("\n") else s for s in kept)
@@ -100,15 +100,19 @@ def _lines(log: str | Iterable[str], lines: int) -> tuple[list[str], int]:
     return kept, first
 
 
-def _damage(kept: list[str]) -> tuple[bool, int, str | None]:
-    """Whether any line holds a line end or a NUL, the longest line, and the lines joined
-    when they were (TypeError when a line is not text)."""
-    longest = max(map(len, kept), default=0)
-    if longest * len(kept) > 2**22:  # each line tested: joining 16 KB lines copies MBs
-        return any("\n" in s or "\r" in s or "\x00" in s for s in kept), longest, None
-    flat = "".join(kept)  # one-character tests of it run at memchr speed; a count does not
+def _damage(kept: list[str]) -> tuple[bool, int, str]:
+    """Whether any line holds a line end or a NUL, the longest line's length (the text's
+    where that is no longer than `MAX_LINE_CHARS`: no line is then cut; 0 where a line end
+    is found), and the lines joined (TypeError when a line is not text). The join comes
+    first: the tests of it run at memchr speed, and each line's length is read only where
+    a line may be overlong (a pass of `len` over 400 lines costs more than the join)."""
+    flat = "".join(kept)
     if "\n" in flat or "\r" in flat:
-        return True, longest, flat
+        return True, 0, flat
+    size = len(flat)
+    longest = max(map(len, kept), default=0) if size > logtail.MAX_LINE_CHARS else size
+    if size > 2**22:  # (a NUL in MBs of wide text: each line tested, no scan of it all)
+        return any("\x00" in s for s in kept), longest, flat
     # A NUL in a text of two-byte characters (vLLM's banner puts block characters in 150 of
     # 226 corpus tails) is no memchr: its low byte is every ASCII character's high one, and
     # `in` steps through them slower than `re`'s search does (4.7 -> 3 us a tail).

@@ -193,10 +193,16 @@ def _layout(
             )
     # (until a row goes on its predecessor, each predecessor is a row read: a clean tail's
     # rows follow each other with no repair, so only their texts and widths are read)
+    # Neither a terminal's nor an editor's rows: a row goes on only where its predecessor
+    # is `wide` long or may be an error (`_join_text` answers no for the others, asked or not)
+    either = hard or soft
     for k, w in zip(slow, before, strict=True):
         if not clean and not _follows(lines[k - 1], lines[k]):
             continue
-        if _join_text(texts[k - 1], texts[k], w, wide, hard, soft)[0]:
+        prev = texts[k - 1]
+        if not either and w != wide and not _may_be_error(prev):
+            continue
+        if _join_text(prev, texts[k], w, wide, hard, soft)[0]:
             return Layout(clean, texts, slow, before, wide, hard, soft)
     return None
 

@@ -21,14 +21,19 @@ def first_word(text: str) -> int:
     return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
 
 
-def longest_worded(raw: Sequence[str], longest: str) -> int:
+def longest_worded(raw: Sequence[str], longest: str, lengths: Sequence[int] | None = None) -> int:
     """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself, so that one is tried before the others are. A quote's
-    `> ` is not inside: a long word the editor could not break stays a row of its own,
-    and a quote puts a space in front of it."""
+    often the longest row itself, so that one is tried before the others are, and then
+    the rows longest first, up to the first with a space (`lengths`: each row's, where the
+    caller has them). A quote's `> ` is not inside: a long word the editor could not break
+    stays a row of its own, and a quote puts a space in front of it."""
     if worded(longest):
         return len(longest)
-    return max((len(t) for t in raw if worded(t)), default=0)
+    size = list(map(len, raw)) if lengths is None else lengths
+    for k in sorted(range(len(size)), key=size.__getitem__, reverse=True):
+        if worded(raw[k]):
+            return size[k]
+    return 0
 
 
 _QUOTE_LEAD = re.compile(r"[> \t]*")
@@ -47,7 +52,9 @@ def worded(t: str) -> bool:
             lead = _QUOTE_LEAD.match(t, at)
             at = lead.end() if lead else at
         p = t.find(" ", at)  # (the first space is in, if any is)
-        return p >= 0 and not t[p:].isspace()
+        # (`not t[p:].isspace()`, without a copy of the rest: a row that ends in no blank
+        # is its own `rstrip()`)
+        return p >= 0 and len(t.rstrip()) > p
     # A long lead in an ASCII row (16 KB of tabs: the pattern's 40 us, 400 rows a tail): the
     # last space before the last word is past the lead, and then a space is, when a
     # character before it is none of the lead's, which a byte translation tells in C.

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import compress
 from operator import itemgetter
 
 from .outcomes.lifecycle import error_looking_at_start, may_look_like_error
@@ -117,10 +116,11 @@ def _first_maybe_failure(tail: Tail) -> int | None:
     """The first candidate line `_last_failure` may read as a failure (`may_look_like_error`:
     an error word, colour codes or a long line), None where there is none: no failure line
     lies before it, so no weak event before it can start a boot."""
-    # (the first of a lazy `compress`: each line is tested until one holds, with no loop of
-    # bytecode around the test)
-    other = tail.other
-    return next(compress(other, map(may_look_like_error, map(tail.lines.__getitem__, other))), None)
+    lines = tail.lines
+    for i in tail.other:
+        if may_look_like_error(lines[i]):
+            return i
+    return None
 
 
 def _offset(tail: Tail, index: int) -> int:

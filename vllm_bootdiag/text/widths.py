@@ -21,19 +21,14 @@ def first_word(text: str) -> int:
     return len(text) - len(stripped) + (cut if cut >= 0 else len(stripped))
 
 
-def longest_worded(raw: Sequence[str], longest: str, lengths: Sequence[int] | None = None) -> int:
+def longest_worded(raw: Sequence[str], longest: str) -> int:
     """The length of the longest row with a space inside it (an editor's width): most
-    often the longest row itself, so that one is tried before the others are, and then
-    the rows longest first, up to the first with a space (`lengths`: each row's, where the
-    caller has them). A quote's `> ` is not inside: a long word the editor could not break
-    stays a row of its own, and a quote puts a space in front of it."""
+    often the longest row itself, so that one is tried before the others are. A quote's
+    `> ` is not inside: a long word the editor could not break stays a row of its own,
+    and a quote puts a space in front of it."""
     if worded(longest):
         return len(longest)
-    size = list(map(len, raw)) if lengths is None else lengths
-    for k in sorted(range(len(size)), key=size.__getitem__, reverse=True):
-        if worded(raw[k]):
-            return size[k]
-    return 0
+    return max((len(t) for t in raw if worded(t)), default=0)
 
 
 _QUOTE_LEAD = re.compile(r"[> \t]*")

@@ -9,7 +9,7 @@ the exact rules it `covers` matched anywhere in the tail.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from functools import cache
 from itertools import compress
 from operator import itemgetter
@@ -247,15 +247,53 @@ def inner_tokens(literal: str) -> frozenset[str]:
     return frozenset(tokens[first:last])
 
 
-def line_rules(line: str, rules: RuleSet) -> Iterator[Rule]:
+def line_rules(line: str, rules: RuleSet, *, reporting: bool = False) -> list[Rule]:
     """The rules that read one line, exact ones first (a line at a time: no `unless`,
-    which needs the whole tail, and no `covers`, which the final diagnosis applies).
-    The line's tokens pick the rules worth a look, as in `hits`: a search per line for
-    any of a hundred literals costs more than splitting it."""
-    for k in _picked(rules, line.split()):
-        rule = rules.rules[k]
-        if rule.literal in line and rule.match(line) is not None:
-            yield rule
+    which needs the whole tail, and no `covers`, which the final diagnosis applies);
+    `reporting`: only those a BootWatcher reports on (`Rule.reports`). The line's tokens
+    pick the rules worth a look, as in `hits`: a search per line for any of a hundred
+    literals costs more than splitting it. Each picked rule's literal is looked for
+    before any is sorted or read: most candidate lines hold none (a watch runs this on
+    every candidate line; a generator that read a rule's attributes per rule picked cost
+    twice as much)."""
+    always, by_word, keywords = _line_index(rules, reporting)
+    found = [k for k, literal in always if literal in line]
+    for word in keywords.intersection(line.split()):
+        found += [k for k, literal in by_word[word] if literal in line]
+    if not found:
+        return []
+    if len(found) > 1:
+        found.sort()
+    table = rules.rules
+    return [table[k] for k in found if table[k].match(line) is not None]
+
+
+_LineIndex = tuple[list[tuple[int, str]], dict[str, list[tuple[int, str]]], frozenset[str]]
+_LINE_INDEXES: dict[tuple[int, bool], tuple[RuleSet, _LineIndex]] = {}
+
+
+def _line_index(rules: RuleSet, reporting: bool) -> _LineIndex:
+    """`_word_index`'s rules with no inner token and those keyed by each token, as
+    (position, literal) pairs, and the key tokens; `reporting`: only the rules a watch
+    reports on (kept per RuleSet)."""
+    cached = _LINE_INDEXES.get((id(rules), reporting))
+    if cached is not None and cached[0] is rules:
+        return cached[1]
+    index_all = _word_index(rules)
+    always_at, by_word_at, literals = index_all[0], index_all[1], index_all[4]
+    table = rules.rules
+    keep = [not reporting or r.reports for r in table]
+    always = [(k, literals[k]) for k in always_at if keep[k]]
+    by_word = {
+        w: pairs
+        for w, at in by_word_at.items()
+        if (pairs := [(k, literals[k]) for k in at if keep[k]])
+    }
+    if len(_LINE_INDEXES) >= 256:
+        _LINE_INDEXES.clear()
+    line_index = (always, by_word, frozenset(by_word))
+    _LINE_INDEXES[(id(rules), reporting)] = (rules, line_index)
+    return line_index
 
 
 _Entry = tuple[

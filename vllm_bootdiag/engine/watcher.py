@@ -21,26 +21,32 @@ from .diagnose import PROGRESS_RULES
 from .match import line_rules
 
 _VERSION_LITERALS = ("API server version", "LLM engine (v", "version ")
+"""A line that names a version holds one of these (feed tests them inline, the engine's
+first: its line runs 4 KB past it, and a generator per such line cost more than the test)."""
 _MAX_LINE = logtail.MAX_LINE_CHARS
 _sort_line, _PROGRESS, _CANDIDATE = triage.sort_line, triage.PROGRESS, triage.CANDIDATE
 _FRAME_STARTS = triage.FRAME_STARTS
 _SORT = re.compile(
-    r"(?:\([^()]{0,300}\) ?)?(?:(INFO|DEBUG)|(WARNING|WARN)|(ERROR|CRITICAL)) "
-    r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \[[^\]]*\] ?"
-    r"|(?:\([A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}\)(?: |(?! )))?"
-    r"(    |  File |(?:\[rank\d+\]:)?\[?W\d{4} \d\d:\d\d:\d\d)"
+    r"(?:\(([^()]{0,300})\)(?: |(?! ))|)"
+    r"(?:(?:(INFO|DEBUG)|(WARNING|WARN)|(ERROR|CRITICAL)) "
+    r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+|) \[[^\]]*\](?: |)"
+    r"|(    |  File |(?:\[rank\d+\]:|)\[?W\d{4} \d\d:\d\d:\d\d))"
 )
 """`triage.sort_line` in one match, for a line without CR, and without colour codes
 once `strip_codes` took them off (as sort_line does), that has no runtime prefix (no
-match, and a digit first: sort_line reads it): `logline.RECORD` with its level in three
-groups (1: progress, 2: a
-warning, 3: an error, a frame after it skipped), or else (4) a raw line's traceback
-frame or torch warning after an optional process tag (its space taken when there is one,
-as `logline.tag_end` takes it); no match: a raw candidate line. One match and a branch
-where `sort_line` costs a call and two or three (tests/test_watcher_sort.py holds them
-equal)."""
+match, and a digit first: sort_line reads it): an optional tag (group 1, its space taken
+when there is one, as `logline.tag_end` takes it), then `logline.RECORD`'s level in three
+groups (2: progress, 3: a warning, 4: an error, a frame after it skipped), or else (5) a
+raw line's traceback frame or torch warning, after a tag only if it is a process tag
+(`_PROCESS_TAG`, which feed tests on the tag read: the pattern reads the tag once for both
+kinds, where one branch each read it twice, a tagged frame's match 2.4x the time). No
+match, a tag first: sort_line reads it (a process tag too long for the pattern's, or a
+raw line after a tag). One match and a branch where `sort_line` costs a call and two or
+three (tests/test_watcher_sort.py holds them equal)."""
 _SORT_MATCH, _strip_codes = _SORT.match, logline.strip_codes
-_PROGRESS_GROUP, _ERROR_GROUP = 1, 3
+_PROGRESS_GROUP, _ERROR_GROUP, _FRAME_GROUP = 2, 4, 5
+_PROCESS_TAG = re.compile(r"[A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}").fullmatch
+"""`logline._TAG`'s inside (what a raw line's frame may follow)."""
 
 
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
@@ -104,6 +110,10 @@ class BootWatcher:
         self._up: tuple[Rule, ...] = ()
         """Of those, the server-start rules (see `_up_rules`) a report may rest on."""
         self._up_literals: tuple[str, ...] = ()
+        self._frame_heads: tuple[str, ...] = _FRAME_STARTS
+        """How a frame starts (`_SORT`'s group 5 less torch's warnings): untagged, or after
+        the process tag that the last tagged frame followed and its space. A line that
+        starts so is one, known without the match (a traceback's lines come in a run)."""
         self._use_version(versions.parse_version(version) if version else None)
         self._reported: Diagnosis | None = None
         self._pending = -1
@@ -142,16 +152,18 @@ class BootWatcher:
         # (feed runs per line: a call or a scan less per line is what it costs).
         self._lines.append(line)
         self._fed += 1
-        if ("version" in line or "LLM engine (v" in line) and any(
-            v in line for v in _VERSION_LITERALS
-        ):
+        if ("version" in line or "LLM engine (v" in line) and (
+            "LLM engine (v" in line or "version " in line or "API server version" in line
+        ):  # `_VERSION_LITERALS`
             self._detect(line)
         if self._reported is not None:
             return None
         text = _strip_codes(line) if "\x1b" in line else line  # as strip_wrapping does
+        if text.startswith(self._frame_heads):  # a traceback's frame or source line
+            return self._settle() if self._pending > 0 else None
         m = _SORT_MATCH(text)
         if m is None:
-            if text[:1].isdigit():  # a runtime's prefix: sort_line strips it
+            if text[:1] == "(" or text[:1].isdigit():  # see _SORT; a runtime's prefix
                 return self._sorted(line, *_sort_line(line)[:3])
             return self._sorted(line, _CANDIDATE, text, 0)
         k = m.lastindex
@@ -161,8 +173,14 @@ class BootWatcher:
                     if self._is_up(text[m.end() :]):
                         return self._report()
                     break
-        elif k == _ERROR_GROUP and not text.startswith(_FRAME_STARTS, m.end()):
-            return self._sorted(line, _CANDIDATE, text, 0)
+        elif k == _ERROR_GROUP:
+            if not text.startswith(_FRAME_STARTS, m.end()):
+                return self._sorted(line, _CANDIDATE, text, 0)
+        elif k == _FRAME_GROUP and m.start(1) >= 0:  # a frame, or torch's warning, after a tag
+            if _PROCESS_TAG(text, 1, m.end(1)) is None:
+                return self._sorted(line, _CANDIDATE, text, 0)
+            tag = text[: m.end(1) + 1]  # a process tag: the next frames most often follow it
+            self._frame_heads = (*_FRAME_STARTS, tag + "     ", tag + "   File ")
         return self._settle() if self._pending > 0 else None
 
     def _feed_one(self, line: str) -> Diagnosis | None:
@@ -171,9 +189,9 @@ class BootWatcher:
         self._fed += 1
         # The log's own version wins over the caller's hint (and a later boot's over
         # an earlier one's): rules are chosen for what is running.
-        if ("version" in line or "LLM engine (v" in line) and any(
-            v in line for v in _VERSION_LITERALS
-        ):
+        if ("version" in line or "LLM engine (v" in line) and (
+            "LLM engine (v" in line or "version " in line or "API server version" in line
+        ):  # `_VERSION_LITERALS`
             self._detect(line)
         if self._reported is not None:
             return None
@@ -187,7 +205,12 @@ class BootWatcher:
     def _detect(self, line: str) -> None:
         """The rules for the version a line names, if it names one not in force."""
         found = versions.detect([line])
-        if found is not None and found.version != self._version:
+        # (`parse_version` keeps each Version: the one in force is most often the same object)
+        if (
+            found is not None
+            and found.version is not self._version
+            and found.version != self._version
+        ):
             self._use_version(found.version)
 
     def _sorted(self, line: str, kind: str, text: str, start: int) -> Diagnosis | None:
@@ -199,9 +222,7 @@ class BootWatcher:
                         return self._report()
                     break
         elif kind == _CANDIDATE:
-            for rule in line_rules(line, self._active):
-                if not rule.reports:
-                    continue
+            for rule in line_rules(line, self._active, reporting=True):
                 if rule.terminal:
                     return self._report()
                 if self._pending < 0:

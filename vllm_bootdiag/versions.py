@@ -98,14 +98,15 @@ def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
         if v is not None:
             return Detected(v, "hint")
     for number, line in enumerate(lines, start=1):
-        v = _stated(line)
+        v = stated(line)
         if v is not None:
             return Detected(v, "log", number)
     return None
 
 
-def _stated(line: str) -> Version | None:
-    """The version the first of `_DETECTORS` to read `line` reads, searched only where
+def stated(line: str) -> Version | None:
+    """The version one line states (`detect`'s for that line alone): the first of
+    `_DETECTORS` to read `line` reads it, each searched only where
     its `_NEEDS` literal is there; the literals are looked for as the order needs them
     (two share `vLLM `, three `version`): a banner costs three searches, not five."""
     if "version" in line:

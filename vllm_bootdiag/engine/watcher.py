@@ -43,7 +43,7 @@ kinds, where one branch each read it twice, a tagged frame's match 2.4x the time
 match, a tag first: sort_line reads it (a process tag too long for the pattern's, or a
 raw line after a tag). One match and a branch where `sort_line` costs a call and two or
 three (tests/test_watcher_sort.py holds them equal)."""
-_SORT_MATCH, _strip_codes = _SORT.match, logline.strip_codes
+_SORT_MATCH, _strip_codes, _strip_ansi = _SORT.match, logline.strip_codes, logline.ANSI.sub
 _PROGRESS_GROUP, _ERROR_GROUP, _FRAME_GROUP = 2, 4, 5
 _PROCESS_TAG = re.compile(r"[A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}").fullmatch
 """`logline._TAG`'s inside (what a raw line's frame may follow)."""
@@ -158,7 +158,10 @@ class BootWatcher:
             self._detect(line)
         if self._reported is not None:
             return None
-        text = _strip_codes(line) if "\x1b" in line else line  # as strip_wrapping does
+        if "\x1b" in line:  # as strip_wrapping does: the pattern itself on a short line
+            text = _strip_ansi("", line) if len(line) < 1024 else _strip_codes(line)
+        else:
+            text = line
         if text.startswith(self._frame_heads):  # a traceback's frame or source line
             return self._settle() if self._pending > 0 else None
         m = _SORT_MATCH(text)
@@ -204,14 +207,10 @@ class BootWatcher:
 
     def _detect(self, line: str) -> None:
         """The rules for the version a line names, if it names one not in force."""
-        found = versions.detect([line])
+        found = versions.stated(line)
         # (`parse_version` keeps each Version: the one in force is most often the same object)
-        if (
-            found is not None
-            and found.version is not self._version
-            and found.version != self._version
-        ):
-            self._use_version(found.version)
+        if found is not None and found is not self._version and found != self._version:
+            self._use_version(found)
 
     def _sorted(self, line: str, kind: str, text: str, start: int) -> Diagnosis | None:
         """What a line sorted as `kind` (`text` from `start` its message) does to the watch."""

@@ -35,6 +35,7 @@ from .rejoin import ReadRows, Row, _rejoin
 from .repair_rows import rows_to_repair
 from .row_scan import NO_BREAK_SPACE
 from .stamped import rejoin_stamped
+from .stern_rests import STERN, keep_rest_words
 from .tail import DEFAULT_LINES
 from .widths import caret_widths
 from .wrappers import (
@@ -316,6 +317,8 @@ def normalize_rows(
         return list(zip(raw, numbers, numbers, repeat((), len(raw)), strict=True)), ()
     keep = max(len(raw), DEFAULT_LINES)
     lines = _repaired(raw, first_line, keep, ran, rows_to_repair(raw, joined))
+    if STERN in ran:  # (a wrapped row's rest may read as a stern prefix: see stern_rests)
+        lines = keep_rest_words(lines, raw, widths, first_line, ran)
     if lookahead and len(lines) > 1:
         if "no_break_spaces" in ran and _spaces_became_no_break(raw):
             raw = [text.replace(NO_BREAK_SPACE, " ") for text in raw]  # (the same widths)

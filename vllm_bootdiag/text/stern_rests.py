@@ -31,16 +31,18 @@ def keep_rest_words(
     names of the steps that ran) where no row had one taken off then."""
     width = wrap_width(widths) if widths else 0
     wrapped = WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]
-    counts: Counter[str] | None = None
+    prefixes: list[str] = []
+    counts: Counter[str] = Counter()
     out: list[Row] = []
     kept = False
     for row in lines:
         if STERN in row[3]:
             i = row[1] - first_line
             if wrapped and row[3] == _ONLY_STERN and i >= 1 and len(widths[i - 1]) == width:
-                if counts is None:  # (each line's stern prefix, once a row may be a rest)
-                    counts = Counter(map(_stern_prefix, raw))
-                if counts[_stern_prefix(raw[i])] == 1:
+                if not prefixes:  # (each line's stern prefix, once a row may be a rest)
+                    prefixes = list(map(_stern_prefix, raw))
+                    counts.update(prefixes)
+                if counts[prefixes[i]] == 1:
                     out.append((raw[i], row[1], row[2], ()))
                     continue
             kept = True

@@ -2,8 +2,10 @@
 yet go on the row above, where a terminal's wrap fell inside a run of blanks (a banner row's
 gaps, a caret line's indent behind a record's head). A full row that ends in a blank, then a
 row that starts with one: vLLM prints no line of exactly a terminal's width that ends in a
-blank, so the row goes on it. A log wrapped twice (a terminal's rows, cut again by an e-mail
-or a ticket) leaves such rows at either width."""
+blank, so the row goes on it; nor one that starts with blanks and a block character, which
+goes on a full row that ends in one (a cut at the start of a banner's gap). A log wrapped
+twice (a terminal's rows, cut again by an e-mail or a ticket) leaves such rows at either
+width."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ from itertools import compress, count, repeat
 from .row_scan import RECORD
 
 _BLANKS = (" ", "\t")
+_BLOCKS = ("█", "▀", "▄")
+_BLOCKS_AFTER_BLANKS = re.compile("[ \t]+[█▀▄]")
+"""The rest of a banner row (vLLM's ASCII art) that a cut left at a gap's start: no line
+of vLLM's starts with blanks and then a block character (the banner's are records)."""
 _HEAD_AT_END = re.compile(RECORD + r"\Z")
 """A record's head (level to source) at a row's end: searched only in the row's last 120
 characters (a head is shorter: a level, a stamp and a file name)."""
@@ -40,6 +46,8 @@ def cuts_a_run(prev_text: str, row: str) -> bool:
         return False
     if prev_text.endswith(_BLANKS):
         return True
+    if prev_text.endswith(_BLOCKS) and _BLOCKS_AFTER_BLANKS.match(row) is not None:
+        return True  # the banner's art cut where one of its gaps starts
     return (
         prev_text.endswith("]") and _HEAD_AT_END.search(prev_text, len(prev_text) - 120) is not None
     )

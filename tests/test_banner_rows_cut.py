@@ -1,7 +1,7 @@
 """A terminal's cut at the start of one of the banner's gaps: the full row ends in a block
 character, its rest starts with blanks and then one. Such a rest goes on its row (no line
 of vLLM's starts so), whether the rows are numbered or not, so the banner's version and
-model lines read whole again.
+model lines read whole again. Likewise a rest that a colour's reset starts.
 
 Built from real corpus logs, cut at the width that leaves such a rest (as the damage suite
 does); `cuts_a_run` itself on rows rendered from the banner's own lines."""
@@ -77,6 +77,29 @@ def test_numbered_and_cut_at_a_gap_the_banner_line_is_joined_again(
     rows = _by_columns(damages.cat_n(lines), width + 8)
     assert banner in [line.text for line in normalize.normalize(rows)[0]]
     assert classify(rows[-logtail.DEFAULT_LINES :]).vllm_version == classify(lines).vllm_version
+
+
+_COLOURED = [e for e in corpus.entries(CORPUS) if e.id.endswith("qwen15-kvspace1-color__cpu")]
+
+
+@pytest.mark.parametrize("entry", _COLOURED, ids=[e.id for e in _COLOURED])
+def test_a_coloured_record_cut_at_its_reset_reads_its_phase(entry: corpus.Entry) -> None:
+    """`cat -n` of a coloured log cut at 100 characters: a row that a colour's reset starts
+    (the reset after a record's source) is the rest of the row above."""
+    lines = logtail.read_tail(entry.log_path)
+    rows = damages._hard_wrap(100)(damages.cat_n(lines))
+    clean, damaged = classify(lines), classify(rows[-logtail.DEFAULT_LINES :])
+    assert (damaged.phase, damaged.facts.available_kv_cache_gib) == (
+        clean.phase,
+        clean.facts.available_kv_cache_gib,
+    )
+
+
+def test_a_colour_reset_starts_no_line() -> None:
+    assert cuts_a_run("\x1b[90m[core.py:1]", "\x1b[0m ValueError: x")
+    assert cuts_a_run("x", "\x1b[0;0m INFO")
+    assert not cuts_a_run("x", "\x1b[0;36m(APIServer pid=1)\x1b[0;0m INFO")
+    assert not cuts_a_run("x", "\x1b[0mx")
 
 
 def test_a_full_row_that_ends_in_a_block_and_a_row_of_blanks_and_blocks() -> None:

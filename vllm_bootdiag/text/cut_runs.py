@@ -16,6 +16,11 @@ from itertools import compress, count, repeat
 from .row_scan import RECORD
 
 _BLANKS = (" ", "\t")
+_RESETS = ("\x1b[0m ", "\x1b[0;0m ")
+"""A colour's reset and a space: no line of vLLM's starts so (a coloured record's head
+ends its level and its source each with one): a row that does is the rest of the row
+above, which a cut left at its reset (`cat -n` of a coloured log, cut at 100 columns)."""
+_PIECE_STARTS = (*_BLANKS, *_RESETS)
 _BLOCKS = ("█", "▀", "▄")
 _BLOCKS_AFTER_BLANKS = re.compile("[ \t]+[█▀▄]")
 """The rest of a banner row (vLLM's ASCII art) that a cut left at a gap's start: no line
@@ -31,7 +36,7 @@ def blank_pieces(texts: Sequence[str], read: Sequence[str] | list[int], width: i
     starts as a line of its own does, so it is no slow row: these are found in C (a
     `str.startswith` of each row), only where the rows are a terminal's."""
     out = []
-    for k in compress(count(), map(str.startswith, texts, repeat(_BLANKS))):
+    for k in compress(count(), map(str.startswith, texts, repeat(_PIECE_STARTS))):
         w = read[k - 1] if k else -1
         if (w if isinstance(w, int) else len(w)) == width and cuts_a_run(texts[k - 1], texts[k]):
             out.append(k)
@@ -42,6 +47,8 @@ def cuts_a_run(prev_text: str, row: str) -> bool:
     """`row` goes on the blanks `prev_text` ends in (both are in one run of blanks), or on
     a record's head that ends it: vLLM's format puts a space after the head, so a row that
     ends at the head's `]` was cut there."""
+    if row.startswith(_RESETS):
+        return True  # a colour's reset: the colour it ends was opened on the row above
     if not row.startswith(_BLANKS):
         return False
     if prev_text.endswith(_BLANKS):

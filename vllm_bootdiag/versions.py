@@ -106,9 +106,9 @@ def detect(lines: Iterable[str], hint: str | None = None) -> Detected | None:
 
 def stated(line: str) -> Version | None:
     """The version one line states (`detect`'s for that line alone): the first of
-    `_DETECTORS` to read `line` reads it, each searched only where
-    its `_NEEDS` literal is there; the literals are looked for as the order needs them
-    (two share `vLLM `, three `version`): a banner costs three searches, not five."""
+    `_DETECTORS` to read `line` reads it, each searched only where its `_NEEDS` literal
+    is there; the literals are looked for as that order needs them (two share `vLLM `,
+    three `version`): a banner's line costs three literal searches, not five."""
     if "version" in line:
         vllm = "vLLM " in line
         if vllm and _NEEDS[0] in line and (v := _read(0, line)) is not None:

@@ -140,3 +140,13 @@ def test_a_stream_of_indented_lines_is_watched_as_the_log() -> None:
         if got != want:
             wrong.append(f"{log_id}: {got} (want {want})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_rest_cut_before_a_blank_does_not_shorten_the_indent() -> None:
+    """A code block's rows wrapped at 80: a row's rest that a cut left at a blank (` word`)
+    leads with less than the indent; the indent less all but that blank left every record
+    behind three blanks, read as frames (the version line lost)."""
+    tail = TAILS["0.14.0/LC001/booted__smollm135m-eager__cpu"]
+    rows = damages._hard_wrap(80)(["    " + line for line in tail])
+    assert any(row.startswith(" ") and not row.startswith("    ") for row in rows)
+    assert classify(rows).vllm_version == classify(tail).vllm_version == "0.14.0"

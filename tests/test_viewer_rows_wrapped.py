@@ -53,7 +53,7 @@ VERSION_OR_PHASE_AT_MOST: dict[tuple[str, int | str], int] = {
     ("cat_n", "fold100"): 19,
     ("cat_n", "columns80"): 2,  # (9 before a cut at a banner gap's start was joined)
     ("cat_n", "columns100"): 1,
-    ("code_block", 80): 5,
+    ("code_block", 80): 4,  # (5 while a rest led by one blank cut every row's indent to it)
     ("code_block", 100): 0,
     ("code_block", 120): 1,
     ("code_block", "fold100"): 11,

@@ -113,13 +113,21 @@ def strip_indent(rows: Sequence[str]) -> tuple[list[str], list[bool]] | None:
         # first row's was longer (a viewer's right-aligned line number after it, `cat -n`
         # pasted as a code block); else they are rests, cut right before their blanks.
         low = _shared(indent, [_lead(rows[k]) for k in short])
-        if low:
-            got = _cut(rows, rest, low)
-            if got is not None:
-                return got
+        got = _cut(rows, rest, low) if low else None
         for k in short:
             rest[k] = True
+        whole = _cut(rows, rest, indent)
+        # the shorter indent only where it leaves no fewer rows that start a line of their
+        # own: a rest cut right before a blank (` word`) leads with less than the indent,
+        # and the indent less that blank leaves the rows as frames, not records
+        if got is not None and (whole is None or _own_lines(got[0]) >= _own_lines(whole[0])):
+            return got
+        return whole
     return _cut(rows, rest, indent)
+
+
+def _own_lines(rows: list[str]) -> int:
+    return sum(map(_own_line, rows))
 
 
 def _indented_near(rows: Sequence[str]) -> bool:

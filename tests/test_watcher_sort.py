@@ -32,7 +32,7 @@ def _fast(line: str) -> tuple[str, str] | None:
     if m.lastindex == watcher._ERROR_GROUP and not text.startswith(triage.FRAME_STARTS, m.end()):
         return triage.CANDIDATE, ""
     tagged = m.lastindex == watcher._FRAME_GROUP and m.start(1) >= 0
-    if tagged and watcher._PROCESS_TAG(text, 1, m.end(1)) is None:
+    if tagged and watcher._PROCESS_TAG(text, 0, m.end(1) + 1) is None:
         return triage.CANDIDATE, ""
     return triage.SKIP, ""
 

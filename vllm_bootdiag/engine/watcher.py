@@ -45,8 +45,8 @@ raw line after a tag). One match and a branch where `sort_line` costs a call and
 three (tests/test_watcher_sort.py holds them equal)."""
 _SORT_MATCH, _strip_codes, _strip_ansi = _SORT.match, logline.strip_codes, logline.ANSI.sub
 _PROGRESS_GROUP, _ERROR_GROUP, _FRAME_GROUP = 2, 4, 5
-_PROCESS_TAG = re.compile(r"[A-Za-z][^()]{0,80}? pid=\d+[^()]{0,200}").fullmatch
-"""`logline._TAG`'s inside (what a raw line's frame may follow)."""
+_PROCESS_TAG = logline._TAG.fullmatch
+"""A process tag, whole (what a raw line's frame may follow): `logline.tag_end`'s."""
 
 
 def _up_rules(rules: RuleSet) -> tuple[Rule, ...]:
@@ -180,7 +180,7 @@ class BootWatcher:
             if not text.startswith(_FRAME_STARTS, m.end()):
                 return self._sorted(line, _CANDIDATE, text, 0)
         elif k == _FRAME_GROUP and m.start(1) >= 0:  # a frame, or torch's warning, after a tag
-            if _PROCESS_TAG(text, 1, m.end(1)) is None:
+            if _PROCESS_TAG(text, 0, m.end(1) + 1) is None:
                 return self._sorted(line, _CANDIDATE, text, 0)
             tag = text[: m.end(1) + 1]  # a process tag: the next frames most often follow it
             self._frame_heads = (*_FRAME_STARTS, tag + "     ", tag + "   File ")

@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .line_numbers import WRAP_WIDTHS, wrap_width
+from .rejoin import Row
 from .wrappers import prefix_end, strip_prefixes
-
-Row = tuple[str, int, int, tuple[str, ...]]
 
 STERN = "stern_prefix"
 _ONLY_STERN = (STERN,)

@@ -131,17 +131,23 @@ def instructions(root: Path, tails_file: Path) -> float:
     The warm-up is five passes: a model's validator is built once, at its ninth build
     (`quick_build.WARM_BUILDS`), and after one pass of warm-up that build fell in the
     passes counted for the kinds that 3 or 4 corpus tails give (4 M of 485 M a pass)."""
-    counts = []
-    for passes in (1, 3):
-        env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": "0"}
-        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               sys.executable, "-c", _COUNTED, str(tails_file), str(passes)]  # fmt: skip
-        r = subprocess.run(cmd, env=env, cwd=tails_file.parent, capture_output=True, text=True)
-        m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
-        if r.returncode or not m:
-            raise SystemExit(f"valgrind failed: {r.stderr[-300:]}")
-        counts.append(int(m[1].replace(",", "")))
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = [sys.executable, "-c", _COUNTED, str(tails_file)]
+    counts = [cachegrind_refs([*run, str(passes)], env, tails_file.parent) for passes in (1, 3)]
     return (counts[1] - counts[0]) / 2
+
+
+def cachegrind_refs(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> int:
+    """The instructions `argv` executes under valgrind's cachegrind (hash seed fixed, so two
+    runs of one program execute alike)."""
+    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+           *argv]  # fmt: skip
+    env = {**env, "PYTHONHASHSEED": "0"}
+    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+    if r.returncode or not m:
+        raise SystemExit(f"valgrind failed on {argv[-3:]}: {r.stderr[-300:]}")
+    return int(m[1].replace(",", ""))
 
 
 def _count(tails: list[list[str]], against: Path | None) -> None:

@@ -25,12 +25,12 @@ a frequent character (`-`, `"`, `: `), its stops cost as much as its steps.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from bench_per_line import cachegrind_refs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,6 @@ for t in tails:
 concern = next(iter(triage._CONCERN.values()))
 frame = row_scan._FRAME_INSIDE
 SCANS = {
-    "nothing": lambda x: None,
     "triage_scan": concern.findall,
     "record_inside": row_scan._RECORD_INSIDE.search,
     "frame_inside": lambda x: list(frame.finditer(x)) if '"' in x else None,
@@ -80,14 +79,8 @@ NAMES = (
 
 
 def _count(script: Path, name: str, passes: int) -> int:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, str(script), str(ROOT), name, str(passes)]  # fmt: skip
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
-    if r.returncode or not m:
-        raise SystemExit(f"valgrind failed on {name}: {r.stderr[-300:]}")
-    return int(m[1].replace(",", ""))
+    argv = [sys.executable, str(script), str(ROOT), name, str(passes)]
+    return cachegrind_refs(argv, dict(os.environ))
 
 
 def main(argv: list[str]) -> int:
